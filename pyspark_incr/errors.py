@@ -1,0 +1,36 @@
+"""One error hierarchy for everything a user can get wrong.
+
+Every message names the thing at fault (model, file, argument) and the fix.
+The bridge turns these into a Java ``IllegalArgumentException`` whose message
+is exactly ``str(error)``, so spark-sql, JDBC and PySpark users all see it.
+"""
+
+from __future__ import annotations
+
+
+class IncrError(Exception):
+    """Base class of all pyspark-incr errors shown to users."""
+
+
+class ModelDefinitionError(IncrError):
+    """A MODEL block (or a project file) is malformed or inconsistent."""
+
+
+class ArgumentError(IncrError):
+    """A procedure argument is missing, unknown or has a bad value."""
+
+
+class UnknownModelError(IncrError):
+    """A model name that is neither registered nor in the project."""
+
+
+class ModelQueryError(IncrError):
+    """Spark refused a model's query (missing table, bad column, ...)."""
+
+
+class StateError(IncrError):
+    """The catalog-resident state is unreadable or inconsistent."""
+
+
+class BridgeError(IncrError):
+    """The JVM shim or the Python worker could not be set up."""
