@@ -1,0 +1,130 @@
+"""Half-open ``[start, end)`` intervals and normalized sets of them.
+
+Sets hold ranges, never enumerated units: the cost of an operation grows with
+the number of gaps, not with the number of intervals covered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from pyspark_incr.intervals.times import format_ms
+
+
+@dataclass(frozen=True, order=True)
+class Interval:
+    """A half-open time range ``[start, end)`` in epoch ms, UTC.
+
+    >>> from pyspark_incr.intervals.times import to_ms
+    >>> str(Interval(to_ms("2024-01-01"), to_ms("2024-01-03")))
+    '[2024-01-01, 2024-01-03)'
+    """
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.end < self.start:
+            raise ValueError(f"interval end {self.end} before start {self.start}")
+
+    def __str__(self) -> str:
+        return f"[{format_ms(self.start)}, {format_ms(self.end)})"
+
+    @property
+    def empty(self) -> bool:
+        return self.end == self.start
+
+
+class IntervalSet:
+    """A normalized (sorted, disjoint, non-adjacent) set of intervals.
+
+    >>> a = IntervalSet([Interval(0, 10), Interval(10, 20), Interval(30, 40)])
+    >>> a
+    IntervalSet([0, 20), [30, 40))
+    >>> IntervalSet([Interval(0, 100)]) - a
+    IntervalSet([20, 30), [40, 100))
+    >>> a.intersection(IntervalSet([Interval(5, 35)]))
+    IntervalSet([5, 20), [30, 35))
+    >>> a.covers(Interval(2, 18)), a.covers(Interval(15, 32))
+    (True, False)
+    """
+
+    __slots__ = ("_ranges",)
+
+    def __init__(self, intervals: Iterable[Interval | tuple[int, int]] = ()) -> None:
+        self._ranges: tuple[Interval, ...] = _normalize(
+            i if isinstance(i, Interval) else Interval(*i) for i in intervals
+        )
+
+    def __iter__(self) -> Iterator[Interval]:
+        return iter(self._ranges)
+
+    def __len__(self) -> int:
+        return len(self._ranges)
+
+    def __bool__(self) -> bool:
+        return bool(self._ranges)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IntervalSet) and self._ranges == other._ranges
+
+    def __hash__(self) -> int:
+        return hash(self._ranges)
+
+    def __repr__(self) -> str:
+        return "IntervalSet(" + ", ".join(f"[{r.start}, {r.end})" for r in self._ranges) + ")"
+
+    def __str__(self) -> str:
+        return ", ".join(str(r) for r in self._ranges) or "(none)"
+
+    def union(self, other: Iterable[Interval]) -> "IntervalSet":
+        return IntervalSet([*self._ranges, *other])
+
+    __or__ = union
+
+    def difference(self, other: "IntervalSet") -> "IntervalSet":
+        out: list[Interval] = []
+        holes = list(other)
+        j = 0
+        for r in self._ranges:
+            start = r.start
+            while j < len(holes) and holes[j].end <= start:
+                j += 1
+            k = j
+            while k < len(holes) and holes[k].start < r.end:
+                if holes[k].start > start:
+                    out.append(Interval(start, holes[k].start))
+                start = max(start, holes[k].end)
+                k += 1
+            if start < r.end:
+                out.append(Interval(start, r.end))
+        return IntervalSet(out)
+
+    __sub__ = difference
+
+    def intersection(self, other: "IntervalSet") -> "IntervalSet":
+        return self - (self - other)
+
+    def covers(self, interval: Interval) -> bool:
+        """True when every instant of ``interval`` is in the set."""
+        return not (IntervalSet([interval]) - self)
+
+    @property
+    def start(self) -> int | None:
+        return self._ranges[0].start if self._ranges else None
+
+    @property
+    def end(self) -> int | None:
+        return self._ranges[-1].end if self._ranges else None
+
+
+def _normalize(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
+    merged: list[Interval] = []
+    for r in sorted(i for i in intervals if not i.empty):
+        if merged and r.start <= merged[-1].end:
+            if r.end > merged[-1].end:
+                merged[-1] = Interval(merged[-1].start, r.end)
+        else:
+            merged.append(r)
+    return tuple(merged)

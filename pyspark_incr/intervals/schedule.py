@@ -1,0 +1,90 @@
+"""A model's schedule: its cron, its interval unit, and which intervals are due.
+
+An interval is due once it is complete *and* the cron has ticked since it
+ended: a daily model with cron ``0 12 * * *`` builds yesterday at noon today.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+
+from croniter import croniter
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.times import to_datetime, to_ms
+from pyspark_incr.intervals.units import IntervalUnit
+
+_SAMPLES = 12
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Cron plus interval unit.
+
+    >>> s = Schedule.parse("0 12 * * *")
+    >>> s.unit.value
+    'day'
+    >>> from pyspark_incr.intervals.times import format_ms, to_ms
+    >>> format_ms(s.due_end(to_ms("2024-01-05 10:00:00")))
+    '2024-01-04'
+    >>> format_ms(s.due_end(to_ms("2024-01-05 12:00:00")))
+    '2024-01-05'
+    >>> format_ms(s.due_end(to_ms("2024-01-05 10:00:00"), ignore_cron=True))
+    '2024-01-05'
+    >>> Schedule.parse("@hourly").unit.value
+    'hour'
+    """
+
+    cron: str
+    unit: IntervalUnit
+
+    @classmethod
+    def parse(cls, cron: str, interval_unit: str | None = None, *, where: str = "model") -> "Schedule":
+        """Validate ``cron`` and settle the unit (explicit, else inferred from the cron)."""
+        cron = (cron or "").strip()
+        if not croniter.is_valid(cron):
+            raise ModelDefinitionError(
+                f"{where}: cron {cron!r} is not a valid cron expression; use e.g. '@daily', "
+                "'@hourly' or five fields like '0 12 * * *'"
+            )
+        if interval_unit is None:
+            unit = IntervalUnit.from_cron_gap(_shortest_gap_ms(cron))
+        else:
+            try:
+                unit = IntervalUnit(interval_unit.lower())
+            except ValueError:
+                names = ", ".join(u.value for u in IntervalUnit)
+                raise ModelDefinitionError(
+                    f"{where}: interval_unit {interval_unit!r} is unknown; use one of {names}"
+                ) from None
+        return cls(cron, unit)
+
+    def last_tick(self, ms: int) -> int:
+        """The latest cron tick at or before ``ms``."""
+        base = to_datetime(ms) + timedelta(seconds=1)
+        return to_ms(croniter(self.cron, base).get_prev(type(base)))
+
+    def due_end(self, execution_ms: int, *, ignore_cron: bool = False, allow_partials: bool = False) -> int:
+        """Exclusive end of the intervals that may run at ``execution_ms``."""
+        if allow_partials:
+            return execution_ms
+        moment = execution_ms if ignore_cron else self.last_tick(execution_ms)
+        return self.unit.floor(moment)
+
+    def expected(self, start_ms: int, end_ms: int | None, execution_ms: int, **due: bool) -> Interval:
+        """The aligned range ``[start, min(end, due_end))`` a model should cover."""
+        start = self.unit.floor(start_ms)
+        stop = self.due_end(execution_ms, **due)
+        if end_ms is not None:
+            stop = min(stop, self.unit.ceil(end_ms))
+        return Interval(start, max(start, stop))
+
+
+@lru_cache(maxsize=256)
+def _shortest_gap_ms(cron: str) -> int:
+    it = croniter(cron, to_datetime(to_ms("2024-01-01")))
+    ticks = [to_ms(it.get_next(type(to_datetime(0)))) for _ in range(_SAMPLES)]
+    return min(b - a for a, b in zip(ticks, ticks[1:]))

@@ -1,0 +1,142 @@
+"""Reading the ``MODEL (...)`` block of a definition into raw properties.
+
+Works on sqlglot tokens (Spark dialect) so strings, comments and nesting are
+handled exactly as Spark SQL would; property values are parsed by sqlglot.
+
+>>> b = parse_block("MODEL (name db.t, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT 1 AS x")
+>>> sorted(b.properties), b.properties["kind"].name, b.query_text
+(['kind', 'name'], 'INCREMENTAL_BY_TIME_RANGE', 'SELECT 1 AS x')
+>>> b.properties["kind"].properties["time_column"].value.sql()
+'ds'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from pyspark_incr.errors import ModelDefinitionError
+
+_OPEN = {TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE}
+_CLOSE = {TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE}
+
+
+@dataclass(frozen=True)
+class Property:
+    """``key value`` inside a MODEL block; ``line`` points at the key for error messages."""
+
+    key: str
+    value: exp.Expression
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """``kind NAME`` or ``kind NAME (key value, ...)``."""
+
+    name: str
+    properties: dict[str, Property] = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Block:
+    """A definition split into its MODEL properties and the query text after the block."""
+
+    properties: dict[str, Property | KindSpec]
+    query_text: str
+    query_line: int
+
+
+def parse_block(text: str, where: str = "definition") -> Block:
+    """Split ``MODEL (...); <query>`` into properties and query text."""
+    try:
+        tokens = Dialect.get_or_raise("spark").tokenize(text)
+    except TokenError as e:
+        raise ModelDefinitionError(f"{where}: cannot read the definition: {e}") from None
+    if not tokens or tokens[0].text.upper() != "MODEL":
+        raise ModelDefinitionError(
+            f"{where}: a definition must start with a MODEL (...) block, e.g. "
+            "MODEL (name db.table, kind FULL); SELECT ..."
+        )
+    if len(tokens) < 2 or tokens[1].token_type != TokenType.L_PAREN:
+        raise ModelDefinitionError(f"{where}: line {tokens[0].line}: expected '(' after MODEL")
+    close = _matching(tokens, 1, text, where)
+    properties = _properties(text, tokens[2:close], where, nested_kind=True)
+    rest = close + 1
+    if rest < len(tokens) and tokens[rest].token_type == TokenType.SEMICOLON:
+        rest += 1
+    if rest >= len(tokens):
+        raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
+    return Block(properties, text[tokens[rest].start :].strip(), tokens[rest].line)
+
+
+def _matching(tokens: list[Token], open_index: int, text: str, where: str) -> int:
+    depth = 0
+    for i in range(open_index, len(tokens)):
+        if tokens[i].token_type in _OPEN:
+            depth += 1
+        elif tokens[i].token_type in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+    line = tokens[open_index].line
+    raise ModelDefinitionError(f"{where}: line {line}: the '(' opened here is never closed")
+
+
+def _split(tokens: list[Token]) -> list[list[Token]]:
+    parts: list[list[Token]] = [[]]
+    depth = 0
+    for t in tokens:
+        if t.token_type in _OPEN:
+            depth += 1
+        elif t.token_type in _CLOSE:
+            depth -= 1
+        if t.token_type == TokenType.COMMA and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    return [p for p in parts if p]
+
+
+def _properties(text: str, tokens: list[Token], where: str, nested_kind: bool) -> dict:
+    props: dict = {}
+    for part in _split(tokens):
+        key = part[0].text.lower()
+        if key in props:
+            raise ModelDefinitionError(f"{where}: line {part[0].line}: property {key!r} is given twice")
+        if len(part) < 2:
+            raise ModelDefinitionError(f"{where}: line {part[0].line}: property {key!r} has no value")
+        if nested_kind and key == "kind":
+            props[key] = _kind(text, part[1:], where)
+        else:
+            props[key] = _property(text, key, part[1:], where)
+    return props
+
+
+def _kind(text: str, tokens: list[Token], where: str) -> KindSpec:
+    name = tokens[0].text.upper()
+    if len(tokens) == 1:
+        return KindSpec(name, {}, tokens[0].line)
+    if tokens[1].token_type != TokenType.L_PAREN or _matching(tokens, 1, text, where) != len(tokens) - 1:
+        raise ModelDefinitionError(
+            f"{where}: line {tokens[0].line}: kind must be written NAME or NAME (property value, ...)"
+        )
+    return KindSpec(name, _properties(text, tokens[2:-1], where, nested_kind=False), tokens[0].line)
+
+
+def _property(text: str, key: str, tokens: list[Token], where: str) -> Property:
+    snippet = text[tokens[0].start : tokens[-1].end + 1]
+    try:
+        value = sqlglot.parse_one(snippet, read="spark")
+    except (ParseError, TokenError) as e:
+        raise ModelDefinitionError(
+            f"{where}: line {tokens[0].line}: cannot parse the value of {key!r} ({snippet!r}): {e}"
+        ) from None
+    return Property(key, value, snippet, tokens[0].line)

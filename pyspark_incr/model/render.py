@@ -1,0 +1,127 @@
+"""Rendering a model's query for one interval: macros, model references, output filter.
+
+Macros follow SQLMesh: ends are inclusive, so for the daily interval
+``[2024-01-01, 2024-01-02)`` both ``@start_ds`` and ``@end_ds`` are '2024-01-01'.
+
+>>> from pyspark_incr.intervals import Interval, to_ms
+>>> day = Interval(to_ms("2024-01-01"), to_ms("2024-01-02"))
+>>> v = macro_values(day, to_ms("2024-01-03"))
+>>> v["start_ds"].sql(), v["end_ds"].sql(), v["end_ts"].sql()
+("'2024-01-01'", "'2024-01-01'", "'2024-01-01 23:59:59.999999'")
+>>> v["start_date"].sql("spark"), v["end_millis"].sql()
+("CAST('2024-01-01' AS DATE)", '1704153599999')
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import sqlglot
+from sqlglot import exp
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.times import to_datetime
+
+#: Alias of the subquery the output filter wraps the model query in.
+QUERY_ALIAS = "__incr_query"
+DEFAULT_TIME_FORMAT = "%Y-%m-%d"
+
+
+def macro_values(interval: Interval, execution_ms: int) -> dict[str, exp.Expression]:
+    """The SQLMesh time macros for ``interval`` as SQL expressions."""
+    start = to_datetime(interval.start)
+    end = to_datetime(interval.end) - timedelta(microseconds=1)
+    now = to_datetime(execution_ms)
+    values: dict[str, exp.Expression] = {}
+    for prefix, dt, ms in (("start", start, interval.start), ("end", end, interval.end - 1), ("execution", now, execution_ms)):
+        ts = dt.strftime("%Y-%m-%d %H:%M:%S") + (f".{dt.microsecond:06d}" if dt.microsecond else "")
+        values[f"{prefix}_ds"] = exp.Literal.string(dt.strftime("%Y-%m-%d"))
+        values[f"{prefix}_ts"] = exp.Literal.string(ts)
+        values[f"{prefix}_date"] = exp.cast(exp.Literal.string(dt.strftime("%Y-%m-%d")), "DATE")
+        values[f"{prefix}_dt"] = exp.cast(exp.Literal.string(ts + "+00:00"), "TIMESTAMP")
+        values[f"{prefix}_millis"] = exp.Literal.number(ms)
+        values[f"{prefix}_epoch"] = exp.Literal.number(dt.timestamp())
+    return values
+
+
+def render_query(
+    query: str,
+    interval: Interval,
+    execution_ms: int,
+    *,
+    where: str,
+    table_map: dict[str, exp.Table] | None = None,
+) -> exp.Query:
+    """The model query with macros substituted and model references mapped to their tables."""
+    ast = sqlglot.parse_one(query, read="spark")
+    values = macro_values(interval, execution_ms)
+
+    def substitute(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Parameter):
+            name = node.name.lower()
+            if name not in values:
+                known = ", ".join("@" + k for k in sorted(values))
+                raise ModelDefinitionError(f"{where}: unknown macro @{node.name}; known macros: {known}")
+            return values[name].copy()
+        if table_map and isinstance(node, exp.Table) and node.db:
+            target = table_map.get(f"{node.db}.{node.name}".lower())
+            if target is not None:
+                mapped = target.copy()
+                mapped.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+                return mapped
+        return node
+
+    return ast.transform(substitute)
+
+
+def time_bounds(interval: Interval, spark_type: str, fmt: str | None) -> tuple[exp.Expression, exp.Expression, bool]:
+    """Literals bounding ``interval`` in a column of ``spark_type``; the flag says the upper bound is inclusive.
+
+    >>> from pyspark_incr.intervals import Interval, to_ms
+    >>> day = Interval(to_ms("2024-01-01"), to_ms("2024-01-03"))
+    >>> [e.sql("spark") for e in time_bounds(day, "date", None)[:2]]
+    ["CAST('2024-01-01' AS DATE)", "CAST('2024-01-03' AS DATE)"]
+    >>> lo, hi, inclusive = time_bounds(day, "string", "%Y%m%d")
+    >>> lo.sql(), hi.sql(), inclusive
+    ("'20240101'", "'20240102'", True)
+    >>> time_bounds(day, "int", "%Y%m%d")[1].sql()
+    '20240102'
+    """
+    start, end = to_datetime(interval.start), to_datetime(interval.end)
+    if spark_type == "date":
+        return (exp.cast(exp.Literal.string(start.strftime("%Y-%m-%d")), "DATE"),
+                exp.cast(exp.Literal.string(end.strftime("%Y-%m-%d")), "DATE"), False)
+    if spark_type.startswith("timestamp"):
+        return (_ts_literal(start, spark_type), _ts_literal(end, spark_type), False)
+    last = end - timedelta(microseconds=1)
+    fmt = fmt or DEFAULT_TIME_FORMAT
+    lo, hi = start.strftime(fmt), last.strftime(fmt)
+    if spark_type == "string":
+        return exp.Literal.string(lo), exp.Literal.string(hi), True
+    if spark_type in ("int", "bigint", "smallint") and lo.isdigit() and hi.isdigit():
+        return exp.Literal.number(lo), exp.Literal.number(hi), True
+    raise ModelDefinitionError(
+        f"time column type {spark_type} cannot hold times in format {fmt!r}; "
+        "use a DATE, TIMESTAMP, STRING or integer column"
+    )
+
+
+def _ts_literal(dt, spark_type: str) -> exp.Expression:
+    if spark_type == "timestamp_ntz":
+        return exp.cast(exp.Literal.string(dt.strftime("%Y-%m-%d %H:%M:%S")), "TIMESTAMP_NTZ")
+    return exp.cast(exp.Literal.string(dt.strftime("%Y-%m-%d %H:%M:%S") + "+00:00"), "TIMESTAMP")
+
+
+def output_filter(
+    query: exp.Query, time_column: str, interval: Interval, spark_type: str, fmt: str | None
+) -> exp.Select:
+    """``SELECT * FROM (query) WHERE time_column in interval``: no row outside the interval is ever written."""
+    lo, hi, inclusive = time_bounds(interval, spark_type, fmt)
+    col = exp.column(time_column, table=QUERY_ALIAS, quoted=True)
+    upper = exp.LTE(this=col.copy(), expression=hi) if inclusive else exp.LT(this=col.copy(), expression=hi)
+    return (
+        exp.select("*")
+        .from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(QUERY_ALIAS))))
+        .where(exp.and_(exp.GTE(this=col, expression=lo), upper))
+    )
