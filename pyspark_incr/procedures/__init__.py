@@ -3,4 +3,10 @@
 from pyspark_incr.procedures.registry import REGISTRY, dispatch, encode_value, procedure
 from pyspark_incr.procedures.spec import Column, Param, ProcedureSpec, registry_json
 
-__all__ = ["REGISTRY", "dispatch", "encode_value", "procedure", "Column", "Param", "ProcedureSpec", "registry_json"]
+
+def load_all() -> None:
+    """Import every procedure module so that each registers itself."""
+    from pyspark_incr.procedures import models, planning, running  # noqa: F401
+
+
+__all__ = ["REGISTRY", "dispatch", "encode_value", "load_all", "procedure", "Column", "Param", "ProcedureSpec", "registry_json"]

@@ -1,0 +1,17 @@
+"""Settings read from the Spark session conf, with their defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Schema holding the state tables.
+STATE_SCHEMA = "spark.incr.stateSchema"
+#: Environment used when a procedure is called without ``env``.
+DEFAULT_ENV = "spark.incr.defaultEnv"
+
+_DEFAULTS = {STATE_SCHEMA: "incr_state", DEFAULT_ENV: "prod"}
+
+
+def setting(spark: Any, key: str) -> str:
+    """The session's value of ``key`` or its default."""
+    return spark.conf.get(key, _DEFAULTS[key])

@@ -1,0 +1,68 @@
+"""Parameters and output columns several procedures share, and argument helpers."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from pyspark_incr.config import DEFAULT_ENV, setting
+from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.times import to_datetime, to_end_ms, to_ms
+from pyspark_incr.plan.environment import check_env
+from pyspark_incr.plan.planner import Window
+from pyspark_incr.procedures.spec import Column, Param
+
+ENV = Param("env", "string", "Environment (default: prod, or the session's spark.incr.defaultEnv).")
+PROJECT = Param("project", "string", "Project directory holding models/*.sql (optional; the registry is always included).")
+SELECT = Param("select", "string", "Comma-separated model names or globs to limit the call to (default: all).")
+START = Param("start", "string", "Only intervals from this date/timestamp on (UTC, ISO).")
+END = Param("end", "string", "Only intervals before this point (UTC, ISO; a bare date means through that day).")
+EXECUTION_TIME = Param("execution_time", "string", "What 'now' is, as an ISO timestamp in UTC (default: the wall clock).")
+IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
+
+BATCH_OUTPUT = (
+    Column("model", "string", "Model name."),
+    Column("kind", "string", "Model kind."),
+    Column("action", "string", "build (an interval batch), create view, drop, skip."),
+    Column("start", "timestamp", "Start of the batch interval (UTC, inclusive)."),
+    Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
+    Column("intervals", "bigint", "Number of intervals in the batch."),
+    Column("status", "string", "ok, failed or skipped."),
+    Column("seconds", "double", "Wall-clock seconds the step took."),
+    Column("message", "string", "Spark's error for a failed step, or why it was skipped."),
+)
+
+
+def env_arg(spark: Any, env: str | None) -> str:
+    return check_env(env or setting(spark, DEFAULT_ENV))
+
+
+def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False) -> Window:
+    now = to_ms(execution_time, "execution_time") if execution_time else int(time.time() * 1000)
+    return Window(
+        execution_ms=now,
+        start_ms=to_ms(start, "start", now_ms=now) if start else None,
+        end_ms=to_end_ms(end, "end", now_ms=now) if end else None,
+        ignore_cron=bool(ignore_cron),
+    )
+
+
+def ts(ms: int | None) -> datetime | None:
+    return None if ms is None else to_datetime(ms)
+
+
+def batch_rows(results: list) -> list[tuple]:
+    """Executor results as BATCH_OUTPUT rows."""
+    return [
+        (r.model, r.kind, r.action, ts(_start(r.interval)), ts(_end(r.interval)), r.intervals, r.status, r.seconds, r.message or None)
+        for r in results
+    ]
+
+
+def _start(i: Interval | None) -> int | None:
+    return i.start if i else None
+
+
+def _end(i: Interval | None) -> int | None:
+    return i.end if i else None

@@ -1,0 +1,72 @@
+"""incr.plan and incr.apply: compare the wanted models with an environment, then make it so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark_incr.plan.planner import Plan, plan_changes
+from pyspark_incr.plan.sources import desired_models
+from pyspark_incr.plan.validate import validate
+from pyspark_incr.procedures.common import (
+    BATCH_OUTPUT, END, ENV, EXECUTION_TIME, PROJECT, SELECT, START, batch_rows, env_arg, ts, window_arg,
+)
+from pyspark_incr.procedures.registry import procedure
+from pyspark_incr.procedures.spec import Column
+from pyspark_incr.run.executor import Executor
+from pyspark_incr.state.store import StateStore
+
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME)
+
+PLAN_OUTPUT = (
+    Column("model", "string", "Model name."),
+    Column("kind", "string", "Model kind."),
+    Column("change", "string", "added, changed, metadata, unchanged or removed."),
+    Column("reason", "string", "Why the model is in that category."),
+    Column("start", "timestamp", "Start of a missing range to backfill (UTC, inclusive); NULL when none."),
+    Column("end", "timestamp", "End of that range (UTC, exclusive)."),
+    Column("intervals", "bigint", "Number of missing intervals in the range."),
+    Column("batches", "bigint", "Number of jobs apply will run for the range."),
+    Column("table", "string", "The table or view the environment reads the model from."),
+)
+
+
+def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
+          end: str | None, execution_time: str | None) -> tuple[StateStore, Plan]:
+    store = StateStore(spark)
+    plan = plan_changes(store, desired_models(store, project), env_arg(spark, env),
+                        window_arg(start, end, execution_time), select)
+    validate(spark, plan)
+    return store, plan
+
+
+@procedure(
+    "plan",
+    "Preview, without changing anything, what incr.apply would do: per model its change category "
+    "and the interval ranges that need backfill.",
+    params=PLAN_PARAMS,
+    output=PLAN_OUTPUT,
+)
+def plan(spark: Any, **args: Any) -> list[tuple]:
+    _, the_plan = _plan(spark, **args)
+    rows = []
+    for mp in the_plan.models:
+        table = mp.table.sql("spark")
+        ranges = list(mp.missing) or [None]
+        for r in ranges:
+            count = mp.model.schedule.unit.count(r.start, r.end) if r and mp.model else 0
+            jobs = sum(1 for b in mp.batches if r and r.start <= b.start < r.end)
+            rows.append((mp.name, mp.kind, mp.change, mp.reason or None, ts(r.start if r else None),
+                         ts(r.end if r else None), count, jobs, table))
+    return rows
+
+
+@procedure(
+    "apply",
+    "Make an environment match the models (registry plus project): create, rebuild or remove "
+    "tables and views, then backfill missing intervals. One row per executed step.",
+    params=PLAN_PARAMS,
+    output=BATCH_OUTPUT,
+)
+def apply(spark: Any, **args: Any) -> list[tuple]:
+    store, the_plan = _plan(spark, **args)
+    return batch_rows(Executor(spark, store, the_plan, "apply").execute())

@@ -1,0 +1,73 @@
+"""incr.run (the scheduled job) and incr.status (coverage and gaps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark_incr.errors import UnknownModelError
+from pyspark_incr.intervals.ranges import IntervalSet
+from pyspark_incr.plan.planner import plan_run
+from pyspark_incr.procedures.common import (
+    BATCH_OUTPUT, END, ENV, EXECUTION_TIME, IGNORE_CRON, SELECT, START, batch_rows, env_arg, ts, window_arg,
+)
+from pyspark_incr.procedures.registry import procedure
+from pyspark_incr.procedures.spec import Column, Param
+from pyspark_incr.run.executor import Executor
+from pyspark_incr.state.store import StateStore
+
+
+@procedure(
+    "run",
+    "The scheduled job: for the models an environment holds, build the complete missing intervals "
+    "whose cron is due. One row per executed batch.",
+    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON),
+    output=BATCH_OUTPUT,
+)
+def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
+        execution_time: str | None, ignore_cron: bool) -> list[tuple]:
+    store = StateStore(spark)
+    plan = plan_run(store, env_arg(spark, env), window_arg(start, end, execution_time, ignore_cron), select)
+    return batch_rows(Executor(spark, store, plan, "run").execute())
+
+
+@procedure(
+    "status",
+    "Interval coverage of the models in an environment: one row per covered range and per gap.",
+    params=(
+        Param("model", "string", "A model name (default: every model of the environment)."),
+        ENV,
+        EXECUTION_TIME,
+    ),
+    output=(
+        Column("model", "string", "Model name."),
+        Column("kind", "string", "Model kind."),
+        Column("state", "string", "covered or missing (VIEW models: view)."),
+        Column("start", "timestamp", "Range start (UTC, inclusive)."),
+        Column("end", "timestamp", "Range end (UTC, exclusive)."),
+        Column("intervals", "bigint", "Number of intervals in the range."),
+        Column("table", "string", "The table or view holding the model."),
+    ),
+)
+def status(spark: Any, model: str | None, env: str | None, execution_time: str | None) -> list[tuple]:
+    store = StateStore(spark)
+    env_name = env_arg(spark, env)
+    plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None)
+    wanted = model.strip().lower() if model else None
+    if wanted and wanted not in {m.name for m in plan.models}:
+        known = ", ".join(m.name for m in plan.models) or "none"
+        raise UnknownModelError(f"status: model {model!r} is not in environment {env_name} (it holds: {known})")
+    coverage = store.coverage()
+    rows = []
+    for mp in plan.models:
+        if wanted and mp.name != wanted:
+            continue
+        table = mp.table.sql("spark")
+        if mp.expected is None:
+            rows.append((mp.name, mp.kind, "view", None, None, 0, table))
+            continue
+        built = coverage.get((table, mp.fingerprint), IntervalSet())
+        unit = mp.model.schedule.unit
+        spans = [("covered", r) for r in built] + [("missing", r) for r in IntervalSet([mp.expected]) - built]
+        for state, r in sorted(spans, key=lambda s: s[1].start):
+            rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table))
+    return rows

@@ -1,0 +1,34 @@
+"""Model dependencies: which models read which, and a parents-first order."""
+
+from __future__ import annotations
+
+from graphlib import CycleError, TopologicalSorter
+from typing import Iterable
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.definition import Model
+
+
+def parents(model: Model, names: Iterable[str]) -> list[str]:
+    """The models among ``names`` that ``model`` reads."""
+    known = set(names)
+    return [r for r in model.references if r in known and r != model.name]
+
+
+def topological(models: Iterable[Model]) -> list[Model]:
+    """Parents before children; a cycle is an error naming its models.
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> a = parse_model("MODEL (name s.a, kind FULL); SELECT * FROM s.b")
+    >>> b = parse_model("MODEL (name s.b, kind FULL); SELECT 1 AS x")
+    >>> [m.name for m in topological([a, b])]
+    ['s.b', 's.a']
+    """
+    by_name = {m.name: m for m in models}
+    graph = {name: parents(m, by_name) for name, m in sorted(by_name.items())}
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as e:
+        cycle = " -> ".join(e.args[1])
+        raise ModelDefinitionError(f"models depend on each other in a cycle: {cycle}; break the cycle") from None
+    return [by_name[n] for n in order]

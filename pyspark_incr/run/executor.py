@@ -1,0 +1,136 @@
+"""Executing a plan: models parents-first, batch by batch, recording state as data lands.
+
+State order per batch makes crashes safe: an interval being rewritten is first
+marked missing, and is marked built only after its data is committed.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.plan.planner import REMOVED, ModelPlan, Plan, sample_interval
+from pyspark_incr.project.dag import parents
+from pyspark_incr.state import tables as t
+from pyspark_incr.state.store import StateStore
+from pyspark_incr.writers import tables, writer_for
+from pyspark_incr.writers.base import BuildContext, first_line
+
+_ALL_TIME = Interval(-(2**62), 2**62)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One executed step, as incr.apply / incr.run report it."""
+
+    model: str
+    kind: str
+    action: str
+    interval: Interval | None
+    intervals: int
+    status: str
+    seconds: float
+    message: str = ""
+
+
+class Executor:
+    """Runs one plan for one procedure call."""
+
+    def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str) -> None:
+        self.spark, self.store, self.plan, self.procedure = spark, store, plan, procedure
+        self.run_id = uuid.uuid4().hex
+        self.results: list[BatchResult] = []
+        self.failed: set[str] = set()
+        self._runs: list[dict] = []
+        self._coverage = store.coverage()
+
+    def execute(self) -> list[BatchResult]:
+        names = [m.name for m in self.plan.models]
+        for mp in self.plan.models:
+            if mp.change == REMOVED:
+                self._remove(mp)
+            elif any(p in self.failed for p in parents(mp.model, names)):
+                self.failed.add(mp.name)
+                self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
+            else:
+                self._build(mp)
+        self.store.append(t.RUNS, self._runs)
+        return self.results
+
+    def _remove(self, mp: ModelPlan) -> None:
+        started = time.monotonic()
+        tables.drop(self.spark, mp.table)
+        self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "remove")])
+        self._result(mp, "drop", None, "ok", time.monotonic() - started)
+
+    def _build(self, mp: ModelPlan) -> None:
+        ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
+                           self.plan.table_map, new_version=mp.new_version)
+        writer = writer_for(mp.model)
+        started = time.monotonic()
+        try:
+            if mp.new_version or not tables.exists(self.spark, mp.table):
+                writer.prepare(ctx, sample_interval(mp, self.plan.window))
+                if mp.new_version:
+                    self._record_intervals(mp, _ALL_TIME, "remove")
+            if mp.change != "unchanged":
+                self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
+        except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
+            self.failed.add(mp.name)
+            self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
+            return
+        if not mp.model.kind.has_intervals:
+            self._result(mp, "create view", None, "ok", time.monotonic() - started)
+        for batch in mp.batches:
+            if not self._write(writer, ctx, mp, batch):
+                break
+
+    def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
+        started = time.monotonic()
+        key = (mp.table.sql("spark"), mp.fingerprint)
+        try:
+            if not mp.new_version and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
+                self._record_intervals(mp, batch, "remove")
+            writer.write(ctx, batch)
+            self._record_intervals(mp, batch, "add")
+        except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
+            self.failed.add(mp.name)
+            self._result(mp, "build", batch, "failed", time.monotonic() - started, first_line(e))
+            return False
+        self._result(mp, "build", batch, "ok", time.monotonic() - started)
+        return True
+
+    def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
+        self.store.append(t.INTERVALS, [{
+            "table_name": mp.table.sql("spark"), "fingerprint": mp.fingerprint, "model": mp.name,
+            "start_ms": interval.start, "end_ms": interval.end, "op": op, "run_id": self.run_id,
+        }])
+
+    def _env_row(self, mp: ModelPlan, op: str) -> dict:
+        return {
+            "env": self.plan.env, "model": mp.name, "fingerprint": mp.fingerprint,
+            "metadata_hash": mp.metadata_hash, "definition": mp.model.definition if mp.model else "",
+            "source": mp.source, "table_name": mp.table.sql("spark"), "start_ms": mp.start_ms, "op": op,
+        }
+
+    def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,
+                seconds: float, message: str = "") -> None:
+        count = mp.model.schedule.unit.count(interval.start, interval.end) if interval and mp.model else 0
+        result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message)
+        self.results.append(result)
+        now = time.time()
+        self._runs.append({
+            "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
+            "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
+            "end_ms": interval.end if interval else None, "status": status, "message": message or action,
+            "started_at": _utc(now - seconds), "finished_at": _utc(now),
+        })
+
+
+def _utc(seconds: float):
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc)

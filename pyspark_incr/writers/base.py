@@ -1,0 +1,83 @@
+"""What a writer gets to build one model version, and the writer registry.
+
+A writer materializes one kind. ``prepare`` makes the physical object exist for
+the current version (recreating it for a new version); ``write`` builds one
+batch interval. The executor never looks at the kind itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from sqlglot import exp
+
+from pyspark_incr.errors import ModelQueryError
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model
+from pyspark_incr.model.render import render_query
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """One model version in one environment, ready to be built."""
+
+    spark: Any
+    model: Model
+    table: exp.Table
+    execution_ms: int
+    #: Other models' names mapped to the tables this environment reads them from.
+    table_map: dict[str, exp.Table] = field(default_factory=dict)
+    #: True when the physical table holds another version (or nothing) and must be recreated.
+    new_version: bool = False
+
+    @property
+    def table_sql(self) -> str:
+        return self.table.sql("spark")
+
+    def query(self, interval: Interval) -> exp.Query:
+        """The model query rendered for ``interval`` in this environment."""
+        return render_query(
+            self.model.query, interval, self.execution_ms, where=f"model {self.model.name}", table_map=self.table_map
+        )
+
+    def dataframe(self, query: exp.Expression) -> Any:
+        """A DataFrame of ``query``; Spark's analysis errors name the model."""
+        try:
+            return self.spark.sql(query.sql("spark"))
+        except Exception as e:  # noqa: BLE001 - Spark raises many types; all mean the query is wrong
+            raise ModelQueryError(f"model {self.model.name}: Spark cannot run the query: {first_line(e)}") from e
+
+
+class Writer(Protocol):
+    """Materializes one model kind."""
+
+    kind: ClassVar[str]
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+        """The jobs that build ``missing`` (within the model's ``expected`` range)."""
+
+    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
+        """Make the physical object exist for this version (recreate it for a new one)."""
+
+    def write(self, ctx: BuildContext, interval: Interval) -> None:
+        """Build one batch; the interval's rows must be exactly the query's output for it."""
+
+
+WRITERS: dict[str, Writer] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make ``cls`` the writer of its ``kind``."""
+    WRITERS[cls.kind] = cls()
+    return cls
+
+
+def writer_for(model: Model) -> Writer:
+    return WRITERS[model.kind.name]
+
+
+def first_line(e: Exception) -> str:
+    """The first line of a (Spark) error message, without the JVM stack trace."""
+    text = str(getattr(e, "desc", None) or e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

@@ -1,0 +1,30 @@
+"""FULL: the whole table is recomputed whenever a new interval is due."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model
+from pyspark_incr.writers import tables
+from pyspark_incr.writers.base import BuildContext, register
+
+
+@register
+class FullWriter:
+    kind: ClassVar[str] = "FULL"
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+        """Any missing interval means one rebuild covering the whole expected range."""
+        return [expected] if missing else []
+
+    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
+        df = ctx.dataframe(ctx.query(interval))
+        tables.ensure_schema(ctx.spark, ctx.table)
+        if ctx.new_version or not tables.exists(ctx.spark, ctx.table):
+            tables.drop(ctx.spark, ctx.table)
+            tables.create_like(ctx.spark, ctx.table, df)
+
+    def write(self, ctx: BuildContext, interval: Interval) -> None:
+        df = ctx.dataframe(ctx.query(interval))
+        tables.insert(df, ctx.table, ctx.spark, overwrite=True)
