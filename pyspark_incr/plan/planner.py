@@ -63,10 +63,8 @@ class Plan:
     env: str
     window: Window
     models: tuple[ModelPlan, ...]
-
-    @property
-    def table_map(self) -> dict[str, exp.Table]:
-        return {m.name: m.table for m in self.models}
+    #: Every model this environment knows (planned or not), mapped to the table it reads it from.
+    table_map: dict[str, exp.Table]
 
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None) -> Plan:
@@ -92,7 +90,8 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
                 ModelPlan(name, None, REMOVED, f"no longer defined in {entry.source}", entry.fingerprint,
                           entry.metadata_hash, entry.source, table_for(name, env), None, None, IntervalSet(), ())
             )
-    return Plan(env, window, tuple(plans))
+    known = set(desired.models) | set(current)
+    return Plan(env, window, tuple(plans), {name: table_for(name, env) for name in known})
 
 
 def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -> Plan:
@@ -109,6 +108,7 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -
             for m in models
             if m.name in chosen
         ),
+        {name: table_for(name, env) for name in current},
     )
 
 

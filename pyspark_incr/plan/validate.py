@@ -22,8 +22,7 @@ def validate(spark: Any, plan: Plan, only: set[str] | None = None) -> None:
             if target is not None:
                 readable = readable and tables.exists(spark, target)
                 continue
-            schema, _, name = ref.rpartition(".")
-            if not spark.catalog.tableExists(name, schema or None):
+            if not spark.catalog.tableExists(ref):
                 raise ModelQueryError(
                     f"model {mp.name} reads {ref}, which is neither a table in the catalog nor a model; "
                     f"create the table or define a model named {ref}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -71,8 +72,9 @@ class Executor:
                            self.plan.table_map, new_version=mp.new_version)
         writer = writer_for(mp.model)
         started = time.monotonic()
+        prepared = mp.new_version or not tables.exists(self.spark, mp.table)
         try:
-            if mp.new_version or not tables.exists(self.spark, mp.table):
+            if prepared:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 if mp.new_version:
                     self._record_intervals(mp, _ALL_TIME, "remove")
@@ -82,7 +84,7 @@ class Executor:
             self.failed.add(mp.name)
             self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
             return
-        if not mp.model.kind.has_intervals:
+        if prepared and not mp.model.kind.has_intervals:
             self._result(mp, "create view", None, "ok", time.monotonic() - started)
         for batch in mp.batches:
             if not self._write(writer, ctx, mp, batch):
@@ -130,7 +132,5 @@ class Executor:
         })
 
 
-def _utc(seconds: float):
-    from datetime import datetime, timezone
-
+def _utc(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, timezone.utc)

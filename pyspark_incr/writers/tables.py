@@ -8,7 +8,7 @@ from sqlglot import exp
 
 
 def exists(spark: Any, table: exp.Table) -> bool:
-    return bool(spark.catalog.tableExists(table.name, table.db))
+    return bool(spark.catalog.tableExists(f"{table.db}.{table.name}"))
 
 
 def is_view(spark: Any, table: exp.Table) -> bool:

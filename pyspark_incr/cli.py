@@ -1,0 +1,128 @@
+"""The ``pyspark-incr`` command: the embedded default (local Spark, persistent catalog) from a shell.
+
+Every subcommand goes through the same CALL statements a Spark SQL user types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pyspark_incr.sqltext import call_sql, split_statements
+
+REPO = Path(__file__).resolve().parents[1]
+QUICKSTART = REPO / "sql" / "quickstart.sql"
+
+
+def default_home() -> Path:
+    """Where the embedded catalog and warehouse live: $PYSPARK_INCR_HOME, else ./.incr."""
+    return Path(os.environ.get("PYSPARK_INCR_HOME", ".incr")).resolve()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command != "spark-sql" and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args.handler(args, extra)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pyspark-incr", description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=None, help="embedded catalog/warehouse directory (default: $PYSPARK_INCR_HOME or ./.incr)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run sql/quickstart.sql end to end on the embedded default")
+    demo.add_argument("--script", type=Path, default=QUICKSTART, help="SQL script to run (default: sql/quickstart.sql)")
+    demo.set_defaults(handler=_demo)
+    for name, extra_args in (("plan", ("project", "select", "start", "end")),
+                             ("apply", ("project", "select", "start", "end")),
+                             ("run", ("select", "start", "end")),
+                             ("status", ("model",))):
+        p = sub.add_parser(name, help=f"CALL incr.{name}(...) on the embedded default")
+        p.add_argument("--env", default=None)
+        p.add_argument("--execution-time", default=None, help="ISO timestamp, UTC (default: now)")
+        for a in extra_args:
+            p.add_argument(f"--{a}", default=None)
+        if name == "run":
+            p.add_argument("--ignore-cron", action="store_true")
+        p.set_defaults(handler=_procedure)
+    sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
+    sql.set_defaults(handler=_spark_sql)
+    return parser
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from pyspark_incr.bridge.session import embedded_session
+
+    home = args.home or default_home()
+    home.mkdir(parents=True, exist_ok=True)
+    spark = embedded_session(home)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _procedure(args: argparse.Namespace, _: list[str]) -> int:
+    spark = _session(args)
+    names = ("env", "project", "select", "start", "end", "execution_time", "model")
+    values = {n: getattr(args, n, None) for n in names}
+    if getattr(args, "ignore_cron", False):
+        values["ignore_cron"] = True
+    if values.get("project"):
+        values["project"] = str(Path(values["project"]).resolve())
+    df = spark.sql(call_sql(args.command, **values))
+    return _show(f"incr.{args.command}", df)
+
+
+def _demo(args: argparse.Namespace, _: list[str]) -> int:
+    if not args.script.is_file():
+        print(f"pyspark-incr demo: {args.script} not found; run from a checkout of pyspark-incr or pass --script", file=sys.stderr)
+        return 2
+    spark = _session(args)
+    os.chdir(REPO)  # the script names the example project by its path in the repository
+    failed = 0
+    for statement in split_statements(args.script.read_text(encoding="utf-8")):
+        df = spark.sql(statement)
+        title = _title(statement)
+        if title.upper().startswith(("CALL", "SELECT")):
+            failed |= _show(title, df)
+    return failed
+
+
+def _title(statement: str) -> str:
+    lines = [line for line in statement.splitlines() if line.strip() and not line.strip().startswith("--")]
+    return " ".join(" ".join(lines).split())[:120]
+
+
+def _show(title: str, df: Any) -> int:
+    """Print ``df`` as a table; 1 when a row reports a failed step."""
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = df.collect()
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in df.columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    if not rows:
+        table.caption = "(no rows: nothing to do)"
+    Console(width=200).print(table)
+    statuses = {getattr(r, "status", None) for r in rows} if "status" in df.columns else set()
+    return 1 if "failed" in statuses else 0
+
+
+def _spark_sql(args: argparse.Namespace, extra: list[str]) -> int:
+    from pyspark_incr.bridge.session import spark_sql_command
+
+    home = args.home or default_home()
+    home.mkdir(parents=True, exist_ok=True)
+    argv = spark_sql_command(home, extra)
+    os.execvp(argv[0], argv)
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
