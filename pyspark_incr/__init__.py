@@ -1,7 +1,22 @@
-"""pyspark-incr: SQLMesh-style incremental models for Apache Spark, driven from Spark SQL."""
+"""pyspark-incr: SQLMesh-style incremental models for Apache Spark, driven from Spark SQL.
+
+``configure_spark_with_incr(builder)`` before a session exists, ``attach(spark)``
+once it does; then ``CALL incr.*`` works from SQL. Both are imported lazily so
+``import pyspark_incr`` stays cheap.
+"""
+
+from typing import Any
 
 from pyspark_incr.errors import IncrError
 
 __version__ = "0.1.0"
 
-__all__ = ["IncrError", "__version__"]
+__all__ = ["IncrError", "__version__", "attach", "configure_spark_with_incr"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("attach", "configure_spark_with_incr"):
+        from pyspark_incr.bridge import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module 'pyspark_incr' has no attribute {name!r}")

@@ -1,0 +1,201 @@
+package pysparkincr;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.api.python.Py4JServer;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Where the Python handler lives.
+ *
+ * <p>PySpark registers an in-process handler ({@link #register}). SQL-only clients (spark-sql,
+ * Thrift server, Spark Connect) have no Python, so on first use we start a py4j server and a
+ * {@code python -m pyspark_incr.bridge.worker} that attaches to this JVM and registers itself
+ * ({@link #registerWorker}). The worker reads a stdin pipe we never close, so it exits when this
+ * JVM dies however it dies; a shutdown hook also destroys it. A dead worker is restarted on the
+ * next call.
+ */
+public final class Bridge {
+  public static final String PYTHON_CONF = "spark.incr.python";
+  public static final String TIMEOUT_CONF = "spark.incr.worker.startTimeout";
+  private static final int TAIL_LINES = 40;
+
+  private static final Object LOCK = new Object();
+  private static volatile Handler handler;
+  private static volatile boolean inProcess;
+  private static volatile Process worker;
+  private static Handler registryOf;
+  private static Registry registry;
+  private static Py4JServer server;
+  private static final Deque<String> tail = new ArrayDeque<>();
+
+  private Bridge() {}
+
+  /** An in-process (PySpark) handler; replaces any worker. */
+  public static void register(Handler h) {
+    synchronized (LOCK) {
+      handler = h;
+      inProcess = true;
+      stopWorker();
+      LOCK.notifyAll();
+    }
+  }
+
+  /** Called by the worker we launched once it is attached. */
+  public static void registerWorker(Handler h) {
+    synchronized (LOCK) {
+      if (!inProcess) handler = h;
+      LOCK.notifyAll();
+    }
+  }
+
+  /** True once a PySpark driver registered its own handler (then no worker is ever started). */
+  public static boolean hasInProcessHandler() {
+    return inProcess && handler != null;
+  }
+
+  /** The live handler, starting (or restarting) the worker when there is none. */
+  public static Handler get() {
+    Handler h = handler;
+    if (h != null && (inProcess || isAlive(worker))) return h;
+    synchronized (LOCK) {
+      if (handler != null && (inProcess || isAlive(worker))) return handler;
+      handler = null;
+      return startWorker();
+    }
+  }
+
+  /** The registry of the current handler, fetched once per handler instance. */
+  static Registry registry() {
+    Handler h = get();
+    synchronized (LOCK) {
+      if (registryOf == h) return registry;
+    }
+    Registry r = new Registry(h.registry());
+    synchronized (LOCK) {
+      registryOf = h;
+      registry = r;
+    }
+    return r;
+  }
+
+  static String call(String procedure, String argsJson, Object session) {
+    Handler h = get();
+    try {
+      return h.call(procedure, argsJson, session);
+    } catch (RuntimeException e) {
+      Process p = worker;
+      if (!inProcess && p != null && exited(p)) {
+        throw new IllegalStateException("pyspark-incr: the Python worker died during incr." + procedure
+            + " (it is restarted on the next CALL); its last output:\n" + tailText(), e);
+      }
+      throw e;
+    }
+  }
+
+  private static Handler startWorker() {
+    SparkSession session = SparkSession.active();
+    String python = session.conf().get(PYTHON_CONF,
+        System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
+    long timeoutMs = 1000L * Long.parseLong(session.conf().get(TIMEOUT_CONF, "120"));
+    if (server == null) {
+      server = new Py4JServer(session.sparkContext().getConf());
+      server.start();
+      Runtime.getRuntime().addShutdownHook(new Thread(Bridge::shutdown, "pyspark-incr-shutdown"));
+    }
+    ProcessBuilder pb = new ProcessBuilder(python, "-m", "pyspark_incr.bridge.worker");
+    pb.environment().put("PYSPARK_GATEWAY_PORT", String.valueOf(server.getListeningPort()));
+    pb.environment().put("PYSPARK_GATEWAY_SECRET", server.secret());
+    pb.redirectErrorStream(true);
+    synchronized (tail) {
+      tail.clear();
+    }
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new IllegalStateException("pyspark-incr: cannot start the Python worker with '" + python
+          + "' (" + e.getMessage() + "); set " + PYTHON_CONF + " to a python that has pyspark-incr installed", e);
+    }
+    worker = p;
+    Thread pump = new Thread(() -> pump(p), "pyspark-incr-worker-output");
+    pump.setDaemon(true);
+    pump.start();
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    try {
+      while (handler == null && p.isAlive() && System.currentTimeMillis() < deadline) LOCK.wait(100);
+      if (handler == null) {
+        String why = p.isAlive() ? "did not register within " + timeoutMs / 1000 + " s (" + TIMEOUT_CONF + ")"
+            : "exited with code " + p.exitValue();
+        stopWorker();
+        pump.join(2000);
+        throw new IllegalStateException("pyspark-incr: the Python worker (" + python
+            + " -m pyspark_incr.bridge.worker) " + why + "; its last output:\n" + tailText());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      stopWorker();
+      throw new IllegalStateException("pyspark-incr: interrupted while starting the Python worker", e);
+    }
+    return handler;
+  }
+
+  /** Forwards worker output to our stderr (tracebacks belong in the server log) and keeps a tail. */
+  private static void pump(Process p) {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        System.err.println("[incr-worker] " + line);
+        synchronized (tail) {
+          if (tail.size() == TAIL_LINES) tail.removeFirst();
+          tail.addLast(line);
+        }
+      }
+    } catch (IOException ignored) {
+      // the worker is gone; the tail has what it said
+    }
+  }
+
+  private static String tailText() {
+    synchronized (tail) {
+      return tail.isEmpty() ? "(nothing)" : String.join("\n", tail);
+    }
+  }
+
+  private static boolean isAlive(Process p) {
+    return p != null && p.isAlive();
+  }
+
+  private static boolean exited(Process p) {
+    try {
+      return p.waitFor(1, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return !p.isAlive();
+    }
+  }
+
+  private static void stopWorker() {
+    Process p = worker;
+    worker = null;
+    if (p == null) return;
+    p.destroy();
+    try {
+      if (!p.waitFor(2, TimeUnit.SECONDS)) p.destroyForcibly();
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void shutdown() {
+    stopWorker();
+    Py4JServer s = server;
+    if (s != null) s.shutdown();
+  }
+}

@@ -1,0 +1,20 @@
+package pysparkincr;
+
+/**
+ * The Python side of every CALL, implemented over py4j.
+ *
+ * <p>Kept to two JSON-in/JSON-out methods so the shim never needs to change when a
+ * procedure is added: Python owns the registry and all behaviour.
+ */
+public interface Handler {
+  /** {@code {"procedures":[{"name","description","parameters":[...],"output":[...]}]}}. */
+  String registry();
+
+  /**
+   * Runs one procedure. {@code session} is the caller's SparkSession so Python can run
+   * re-entrant SQL in the same session (matters for Thrift/Connect servers with many sessions).
+   *
+   * @return {@code {"rows":[[...],...]}} or {@code {"error":{"type":...,"message":...}}}
+   */
+  String call(String procedure, String argsJson, Object session);
+}

@@ -1,0 +1,99 @@
+"""The Python side of every ``CALL incr.*``: the py4j callback the JVM shim calls.
+
+The same class serves both homes of the handler (in the PySpark driver and in
+the worker a SQL-only JVM launches), so a procedure behaves identically from
+PySpark, spark-sql, JDBC and Spark Connect.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+
+from pyspark_incr.errors import IncrError
+from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, registry_json
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MAX_SESSIONS = 64
+
+
+def load_procedures() -> None:
+    """Import every procedure module so :data:`REGISTRY` is complete before the shim reads it."""
+    procedures = importlib.import_module("pyspark_incr.procedures")
+    load_all = getattr(procedures, "load_all", None)
+    if load_all is not None:
+        load_all()
+    importlib.import_module("pyspark_incr.procedures.meta")
+
+
+class Handler:
+    """Implements ``pysparkincr.Handler``. One instance per registration: the shim caches the
+    registry per instance, so registering a new instance is how a changed registry is published."""
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[str, SparkSession] = OrderedDict()
+
+    def registry(self) -> str:
+        try:
+            load_procedures()
+            return registry_json(REGISTRY)
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            raise
+
+    def call(self, procedure: str, args_json: str, jsession: Any) -> str:
+        try:
+            spark = self._session(jsession)
+            spec = REGISTRY.get(procedure)
+            args = json.loads(args_json)
+            if spec is not None:
+                args = _decode_args(spec, args)
+            spec, rows = dispatch(spark, procedure, args)
+            encoded = [[encode_value(c, v) for c, v in zip(spec.output, row)] for row in rows]
+            return json.dumps({"rows": encoded}, default=str)
+        except IncrError as e:
+            return _error(type(e).__name__, str(e))
+        except Exception as e:  # a bug, not a user error: keep the traceback in the log
+            traceback.print_exc(file=sys.stderr)
+            return _error(type(e).__name__, f"internal error in incr.{procedure}: {type(e).__name__}: {e}")
+
+    def _session(self, jsession: Any) -> SparkSession:
+        """A pyspark SparkSession over the caller's JVM session, reused per session UUID."""
+        key = jsession.sessionUUID()
+        spark = self._sessions.get(key)
+        if spark is None:
+            active = SparkSession._instantiatedSession
+            if active is not None and active._jsparkSession.sessionUUID() == key:
+                spark = active
+            else:
+                # The active context, not one remembered at registration: it may have been restarted.
+                spark = SparkSession(SparkContext._active_spark_context, jsparkSession=jsession)
+            self._sessions[key] = spark
+            if len(self._sessions) > _MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(key)
+        return spark
+
+    class Java:
+        implements = ["pysparkincr.Handler"]
+
+
+def _decode_args(spec: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """Timestamps cross the bridge as epoch microseconds; procedures get UTC datetimes."""
+    for p in spec.params:
+        if p.type == "timestamp" and isinstance(args.get(p.name), int):
+            args[p.name] = _EPOCH + timedelta(microseconds=args[p.name])
+    return args
+
+
+def _error(kind: str, message: str) -> str:
+    return json.dumps({"error": {"type": kind, "message": message}})

@@ -1,0 +1,193 @@
+"""Getting the plugin into a Spark session: at build time, into a running one, or for spark-sql.
+
+Three entry points because there are three situations: a session about to be
+built (:func:`configure_spark_with_incr`, like delta's
+``configure_spark_with_delta_pip``), a session already running in a notebook
+(:func:`attach`), and a SQL-only JVM with no Python of its own
+(:func:`spark_sql_command`, where the shim starts the worker itself).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyspark
+from pyspark.sql import SparkSession
+
+from pyspark_incr.bridge.jar import shim_jar
+from pyspark_incr.errors import BridgeError
+
+CATALOG_CONF = "spark.sql.catalog.incr"
+CATALOG_CLASS = "pysparkincr.IncrCatalog"
+EXTENSIONS_CLASS = "pysparkincr.IncrExtensions"
+PYTHON_CONF = "spark.incr.python"
+
+
+def configure_spark_with_incr(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Add the shim to ``builder``: driver classpath, SQL extensions and the ``incr`` catalog.
+
+    The returned builder's ``getOrCreate()`` also runs :func:`attach`, so CALLs from
+    this Python process are served in-process (and an already running JVM, which
+    ignores the classpath setting, still gets the jar).
+    """
+    options = builder._options  # the builder keeps no public getter; delta's helper reads it too
+    jar = str(shim_jar())
+    builder.config("spark.driver.extraClassPath", _join(options.get("spark.driver.extraClassPath"), jar, os.pathsep))
+    builder.config("spark.sql.extensions", _join(options.get("spark.sql.extensions"), EXTENSIONS_CLASS, ","))
+    builder.config(CATALOG_CONF, CATALOG_CLASS)
+    if PYTHON_CONF not in options:
+        builder.config(PYTHON_CONF, sys.executable)
+    create = builder.getOrCreate
+    builder.getOrCreate = lambda: _attach_classic(create())  # type: ignore[method-assign]
+    return builder
+
+
+def attach(spark: SparkSession) -> SparkSession:
+    """Make ``CALL incr.*`` work in ``spark`` now, served by this Python process. Idempotent.
+
+    Works on a session whose JVM never heard of the shim: the jar is added to the
+    driver's class loader and the catalog declared at runtime, for this session and
+    (through the SparkContext's conf) for sessions created later.
+    """
+    if not hasattr(spark, "_jsparkSession"):
+        raise BridgeError(
+            "pyspark-incr: attach() needs a classic (non Spark Connect) session. For Spark Connect, "
+            f"start the server with the shim: --driver-class-path {shim_jar()} "
+            f"--conf spark.sql.extensions={EXTENSIONS_CLASS}"
+        )
+    bridge = _bridge_class(spark)
+    if spark.conf.get(CATALOG_CONF, None) is None:
+        spark.conf.set(CATALOG_CONF, CATALOG_CLASS)
+        spark.sparkContext._jsc.sc().conf().setIfMissing(CATALOG_CONF, CATALOG_CLASS)
+    if not bridge.hasInProcessHandler():
+        register_handler(spark)
+    return spark
+
+
+def register_handler(spark: SparkSession) -> None:
+    """Register a fresh in-process handler; call again after changing ``REGISTRY`` at runtime
+    (the shim caches the registry per handler)."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    from pyspark_incr.bridge.handler import Handler, load_procedures
+
+    load_procedures()
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    _bridge_class(spark).register(Handler())
+
+
+def _attach_classic(spark: SparkSession) -> SparkSession:
+    return attach(spark) if hasattr(spark, "_jsparkSession") else spark
+
+
+def _bridge_class(spark: SparkSession) -> Any:
+    """``pysparkincr.Bridge``, loading the jar into the running driver if needed.
+
+    py4j and Spark's catalog loading both resolve classes through the calling
+    thread's context class loader. In a PySpark driver every py4j thread has
+    spark-submit's ``MutableURLClassLoader`` there, while ``ADD JAR`` only reaches
+    the session's jar loader (a child of it) and that one thread's context: a
+    catalog used from another Python thread would then fail to load. So the jar
+    goes into that shared parent, and every thread sees one ``Bridge`` class and
+    its registered handler.
+    """
+    from py4j.java_gateway import JavaClass
+
+    bridge = spark._jvm.pysparkincr.Bridge
+    if isinstance(bridge, JavaClass):
+        return bridge
+    jar = str(shim_jar())
+    shared = spark._jsparkSession.sharedState().jarClassLoader()
+    parent = shared.getParent()
+    if parent is not None and parent.getClass().getName() == "org.apache.spark.util.MutableURLClassLoader":
+        parent.addURL(spark._jvm.java.io.File(jar).toURI().toURL())
+    else:  # an unusual launcher: fall back to ADD JAR and make it this thread's loader
+        spark._jsparkSession.sessionState().resourceLoader().addJar(jar)
+        spark._jvm.java.lang.Thread.currentThread().setContextClassLoader(shared)
+    bridge = spark._jvm.pysparkincr.Bridge
+    if not isinstance(bridge, JavaClass):
+        raise BridgeError(f"pyspark-incr: the Spark driver cannot load pysparkincr.Bridge from {jar}")
+    return bridge
+
+
+def _join(existing: str | None, value: str, sep: str) -> str:
+    parts = [p for p in (existing or "").split(sep) if p]
+    return sep.join(parts if value in parts else [*parts, value])
+
+
+# --- the embedded default: one directory holds metastore, warehouse and logs ---------------
+
+
+def embedded_conf(home: Path | str) -> dict[str, str]:
+    """Spark settings of the embedded default (local[2], Hive catalog in Derby under ``home``)."""
+    home = Path(home).resolve()
+    return {
+        "spark.master": "local[2]",
+        "spark.app.name": "pyspark-incr",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+    }
+
+
+def embedded_builder(home: Path | str) -> SparkSession.Builder:
+    """A builder for the embedded default, with the plugin configured.
+
+    Embedded Derby admits one process at a time per ``home``; later processes
+    see the tables earlier ones created.
+    """
+    Path(home).mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder
+    for key, value in embedded_conf(home).items():
+        builder = builder.config(key, value)
+    return configure_spark_with_incr(builder.enableHiveSupport())
+
+
+def embedded_session(home: Path | str) -> SparkSession:
+    """The embedded session for ``home``, attached (the configured builder's getOrCreate attaches)."""
+    return embedded_builder(home).getOrCreate()
+
+
+def spark_sql_command(home: Path | str, args: list[str]) -> list[str]:
+    """argv running pyspark's own ``bin/spark-sql`` on the embedded ``home`` with the plugin.
+
+    The environment rides in the argv (``env``) so the JVM-launched worker runs
+    this very Python and finds this very ``pyspark_incr``.
+    """
+    Path(home).mkdir(parents=True, exist_ok=True)
+    spark_home = Path(pyspark.__file__).resolve().parent
+    _ensure_executable(spark_home / "bin")
+    package_root = str(Path(__file__).resolve().parents[2])
+    paths = [package_root, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    pythonpath = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    env = {"SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": pythonpath}
+    conf = {
+        **embedded_conf(home),
+        "spark.sql.extensions": EXTENSIONS_CLASS,
+        CATALOG_CONF: CATALOG_CLASS,
+        PYTHON_CONF: sys.executable,
+    }
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", str(spark_home / "bin" / "spark-sql")]
+    argv += ["--driver-class-path", str(shim_jar())]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    return argv + list(args)
+
+
+def _ensure_executable(bin_dir: Path) -> None:
+    """Some installers drop the exec bit from pyspark's scripts, which call each other directly."""
+    for script in ("spark-sql", "spark-submit", "spark-class", "find-spark-home", "load-spark-env.sh"):
+        path = bin_dir / script
+        try:
+            mode = path.stat().st_mode
+            if not mode & stat.S_IXUSR:
+                path.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        except OSError:
+            pass

@@ -1,0 +1,389 @@
+"""The JVM shim and the Python bridge, seen from SQL: in-process (PySpark) and through the
+worker a SQL-only JVM (spark-sql) launches."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyspark
+import pytest
+from pyspark.errors import AnalysisException, IllegalArgumentException
+
+from pyspark_incr.bridge import jar as jarmod
+from pyspark_incr.bridge.session import register_handler, spark_sql_command
+from pyspark_incr.errors import ArgumentError, BridgeError
+from pyspark_incr.procedures import REGISTRY, Column, Param, procedure
+
+ECHO = "bridge_test_echo"
+
+
+@pytest.fixture
+def echo(spark):
+    """A test-only procedure covering every parameter/column type; yields the args it saw."""
+    seen: list[dict] = []
+
+    @procedure(
+        ECHO,
+        "Echoes its arguments (bridge tests only).",
+        params=(
+            Param("s", "string", "A required string.", required=True),
+            Param("n", "int", "An int.", default=3),
+            Param("big", "bigint", "A bigint."),
+            Param("ts", "timestamp", "A timestamp."),
+            Param("flag", "boolean", "A flag.", default=False),
+            Param("x", "double", "A double.", default=1.5),
+        ),
+        output=(
+            Column("s", "string", ""),
+            Column("n", "int", ""),
+            Column("big", "bigint", ""),
+            Column("ts", "timestamp", ""),
+            Column("flag", "boolean", ""),
+            Column("x", "double", ""),
+            Column("seven", "bigint", "Counted by SQL run inside the procedure."),
+        ),
+    )
+    def _echo(session, s, n, big, ts, flag, x):
+        seen.append(dict(s=s, n=n, big=big, ts=ts, flag=flag, x=x, session=session))
+        if s == "user-error":
+            raise ArgumentError("incr.bridge_test_echo: s can't be 'user-error' \\ (a user mistake)")
+        if s == "bug":
+            raise ZeroDivisionError("division by zero")
+        seven = session.sql("SELECT count(*) AS c FROM range(7)").first().c
+        session.range(3).createOrReplaceTempView("bridge_test_view")
+        return [(s, n, big, ts, flag, x, seven)]
+
+    register_handler(spark)  # the shim caches the registry per handler: publish the new one
+    yield seen
+    del REGISTRY[ECHO]
+    register_handler(spark)
+
+
+def test_call_with_positional_args_uses_declared_defaults(spark, echo):
+    row = spark.sql(f"CALL incr.{ECHO}('hi')").first()
+    assert row.asDict() == dict(s="hi", n=3, big=None, ts=None, flag=False, x=1.5, seven=7)
+    assert echo[-1]["n"] == 3 and echo[-1]["big"] is None
+
+
+def test_call_with_named_args_returns_typed_rows(spark, echo):
+    df = spark.sql(
+        f"CALL incr.{ECHO}(flag => true, s => 'it''s', big => 9000000000, "
+        "ts => TIMESTAMP'2024-01-02 03:04:05.000006Z', x => 2.25)"
+    )
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("s", "string"), ("n", "int"), ("big", "bigint"), ("ts", "timestamp"),
+        ("flag", "boolean"), ("x", "double"), ("seven", "bigint"),
+    ]
+    row = df.first()
+    expected_ts = spark.sql("SELECT TIMESTAMP'2024-01-02 03:04:05.000006Z' AS t").first().t
+    assert row.asDict() == dict(s="it's", n=3, big=9000000000, ts=expected_ts, flag=True, x=2.25, seven=7)
+    assert echo[-1]["ts"] == datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+
+
+def test_procedure_sql_runs_in_the_calling_session(spark, echo):
+    other = spark.newSession()
+    other.sql(f"CALL incr.{ECHO}('from another session')").collect()
+    assert echo[-1]["session"]._jsparkSession.sessionUUID() == other._jsparkSession.sessionUUID()
+    assert other.sql("SELECT count(*) AS c FROM bridge_test_view").first().c == 3
+    spark.catalog.dropTempView("bridge_test_view")
+    other.catalog.dropTempView("bridge_test_view")
+
+
+def test_show_procedures_lists_the_registry(spark, echo):
+    names = {r.procedure_name for r in spark.sql("SHOW PROCEDURES IN incr").collect()}
+    assert ECHO in names and "version" in names
+    assert set(REGISTRY) <= names
+
+
+def test_describe_procedure_shows_parameters_and_description(spark, echo):
+    text = "\n".join(r[0] for r in spark.sql(f"DESCRIBE PROCEDURE incr.{ECHO}").collect())
+    assert "Echoes its arguments (bridge tests only)." in text
+    assert "IN s" in text and "STRING" in text and "A required string." in text
+    assert "DEFAULT 3" in text and "DEFAULT false" in text
+
+
+def test_unknown_procedure_error_names_it(spark):
+    with pytest.raises(AnalysisException, match="ROUTINE_NOT_FOUND") as e:
+        spark.sql("CALL incr.no_such_procedure()").collect()
+    assert "`incr`.`no_such_procedure`" in str(e.value)
+
+
+def test_unknown_argument_is_a_clear_error(spark, echo):
+    with pytest.raises(AnalysisException, match="UNRECOGNIZED_PARAMETER_NAME") as e:
+        spark.sql(f"CALL incr.{ECHO}(s => 'a', nope => 1)").collect()
+    assert "`nope`" in str(e.value)
+
+
+def test_missing_required_argument_is_a_clear_error(spark, echo):
+    with pytest.raises(AnalysisException, match="REQUIRED_PARAMETER_NOT_FOUND") as e:
+        spark.sql(f"CALL incr.{ECHO}(n => 1)").collect()
+    assert "`s`" in str(e.value)
+
+
+def test_incr_error_surfaces_with_its_exact_message(spark, echo):
+    with pytest.raises(IllegalArgumentException) as e:
+        spark.sql(f"CALL incr.{ECHO}('user-error')").collect()
+    assert str(e.value) == "incr.bridge_test_echo: s can't be 'user-error' \\ (a user mistake)"
+
+
+def test_unexpected_python_exception_is_reported_as_internal_error(spark, echo):
+    with pytest.raises(IllegalArgumentException) as e:
+        spark.sql(f"CALL incr.{ECHO}('bug')").collect()
+    assert str(e.value) == f"internal error in incr.{ECHO}: ZeroDivisionError: division by zero"
+
+
+def test_pyspark_calls_are_served_in_process(spark):
+    assert spark._jvm.pysparkincr.Bridge.hasInProcessHandler()
+    assert spark.sql("CALL incr.version()").first().python.startswith(sys.executable)
+
+
+@pytest.fixture
+def captured_definitions(spark):
+    """Swap in a create_model that only records its definition (the real one builds models)."""
+    seen: list[str] = []
+    original = REGISTRY.get("create_model")
+
+    @procedure("create_model", "test stand-in", params=(Param("definition", "string", "", required=True),),
+               output=(Column("definition", "string", ""),))
+    def _create_model(session, definition):
+        seen.append(definition)
+        return [(definition,)]
+
+    register_handler(spark)
+    yield seen
+    if original is None:
+        del REGISTRY["create_model"]
+    else:
+        REGISTRY["create_model"] = original
+    register_handler(spark)
+
+
+def test_model_statement_becomes_create_model_call(spark, captured_definitions):
+    definition = textwrap.dedent(
+        r"""
+        MODEL (name db.m, kind FULL, description 'it''s \n "quoted" \\ here');
+        SELECT 'a\'b' AS q, '\\' AS backslash
+        """
+    ).strip()
+    assert spark.sql("  -- a comment first\n" + definition + "\n").first().definition == definition
+    assert captured_definitions == [definition]
+    spark.sql("create model(name db.n, kind VIEW); SELECT 1").collect()
+    assert captured_definitions[-1] == "model(name db.n, kind VIEW); SELECT 1"
+
+
+def test_statements_merely_mentioning_model_pass_through(spark, captured_definitions):
+    assert spark.sql("SELECT 1 AS model").first().model == 1
+    assert spark.sql("SELECT 'MODEL (x)' AS modelling").first().modelling == "MODEL (x)"
+    assert captured_definitions == []
+
+
+def test_extensions_declare_the_catalog_without_conf(spark):
+    fresh = spark.newSession()
+    fresh.conf.unset("spark.sql.catalog.incr")
+    assert fresh.sql("CALL incr.version()").first().version == "0.1.0"
+
+
+# --- the jar cache ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSPARK_INCR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(jarmod, "_built", {})
+    return tmp_path / "cache" / "jars"
+
+
+def test_jar_is_built_once_and_reused(fresh_cache, monkeypatch):
+    first = jarmod.shim_jar()
+    assert first.parent == fresh_cache and first.name.startswith("pyspark-incr-shim-")
+    assert "pysparkincr/IncrCatalog.class" in zipfile.ZipFile(first).namelist()
+    stamp = first.stat().st_mtime_ns
+    monkeypatch.setattr(jarmod, "_built", {})  # as a new process would
+    monkeypatch.setattr(jarmod, "_build", lambda *a: pytest.fail("rebuilt although sources are unchanged"))
+    assert jarmod.shim_jar() == first and first.stat().st_mtime_ns == stamp
+    assert [p.name for p in fresh_cache.iterdir()] == [first.name]  # no temp files left
+
+
+def test_jar_hash_follows_source_changes(tmp_path):
+    src = tmp_path / "src" / "x"
+    src.mkdir(parents=True)
+    (src / "A.java").write_text("class A {}")
+    before = jarmod.source_hash(tmp_path / "src")
+    (src / "A.java").write_text("class A { }")
+    assert jarmod.source_hash(tmp_path / "src") != before
+
+
+def test_concurrent_builds_leave_one_valid_jar(fresh_cache):
+    target = fresh_cache / "pyspark-incr-shim-concurrent.jar"
+    errors: list[BaseException] = []
+
+    def build():
+        try:
+            jarmod._build(jarmod.source_dir(), target)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert errors == []
+    assert zipfile.ZipFile(target).testzip() is None
+    assert [p.name for p in fresh_cache.iterdir()] == [target.name]
+
+
+def test_missing_javac_is_a_clear_error(fresh_cache, monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(BridgeError, match="JDK 17"):
+        jarmod.shim_jar()
+
+
+# --- SQL-only clients: spark-sql launches the Python worker ------------------------------------
+
+
+def _processes() -> dict[int, tuple[int, list[str]]]:
+    """pid -> (parent pid, argv) of every process we can see."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        out[int(entry)] = (int(stat.rsplit(")", 1)[1].split()[1]), argv)
+    return out
+
+
+def _tree(root: int) -> dict[int, list[str]]:
+    """``root`` and its descendants: pid -> argv."""
+    procs = _processes()
+    found = {root} if root in procs else set()
+    while True:
+        new = {pid for pid, (ppid, _) in procs.items() if ppid in found} - found
+        if not new:
+            return {pid: procs[pid][1] for pid in found}
+        found |= new
+
+
+def _workers_under(root: int) -> list[int]:
+    return [pid for pid, argv in _tree(root).items() if "pyspark_incr.bridge.worker" in argv]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """One ``spark-sql -e`` run on its own home; records the worker pids it had while running."""
+    home = tmp_path_factory.mktemp("cli_home")
+    argv = spark_sql_command(home, ["-e", "SHOW PROCEDURES IN incr; CALL incr.version(); "
+                                          "CREATE TABLE cli_made AS SELECT 42 AS answer"])
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    while proc.poll() is None:
+        seen.update(_workers_under(proc.pid))
+        time.sleep(0.1)
+    out, err = proc.communicate()
+    return dict(home=home, rc=proc.returncode, out=out, err=err, workers=seen)
+
+
+@needs_proc
+def test_spark_sql_cli_calls_procedures_through_the_worker(cli_run):
+    assert cli_run["rc"] == 0, cli_run["err"][-3000:]
+    rows = [line.split("\t") for line in cli_run["out"].splitlines()]
+    assert ["incr", "[]", "NULL", "version"] in rows
+    assert ["0.1.0", pyspark.__version__, f"{sys.executable} ({sys.version.split()[0]})"] in rows
+    assert len(cli_run["workers"]) == 1
+
+
+@needs_proc
+def test_worker_exits_when_the_cli_exits(cli_run):
+    deadline = time.time() + 10
+    while any(_alive(pid) for pid in cli_run["workers"]) and time.time() < deadline:
+        time.sleep(0.1)
+    assert cli_run["workers"] and not any(_alive(pid) for pid in cli_run["workers"])
+
+
+@needs_proc
+def test_another_process_on_the_same_home_sees_the_tables(cli_run):
+    assert cli_run["rc"] == 0, cli_run["err"][-3000:]
+    script = (
+        "import sys\n"
+        "from pyspark_incr.bridge.session import embedded_session\n"
+        "spark = embedded_session(sys.argv[1])\n"
+        "print('ANSWER', spark.table('cli_made').first().answer)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(cli_run["home"])],
+                          capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=300)
+    assert "ANSWER 42" in done.stdout, done.stderr[-3000:]
+
+
+class _Cli:
+    """An interactive spark-sql fed statement by statement over stdin."""
+
+    def __init__(self, argv: list[str]):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def ask(self, statement: str, expect: str, timeout: float = 180) -> str:
+        self.proc.stdin.write(statement + "\n")
+        self.proc.stdin.flush()
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if expect in line and statement not in line:
+                return line
+        raise AssertionError(f"no {expect!r} after {statement!r}")
+
+
+@needs_proc
+def test_dead_worker_is_restarted_and_worker_dies_with_a_killed_jvm(tmp_path):
+    cli = _Cli(spark_sql_command(tmp_path / "home", []))
+    try:
+        version_row = f"\t{pyspark.__version__}\t"
+        cli.ask("CALL incr.version();", version_row)
+        [first] = _workers_under(cli.proc.pid)
+        os.kill(first, signal.SIGKILL)
+        while _alive(first):
+            time.sleep(0.05)
+        cli.ask("CALL incr.version();", version_row)
+        [second] = _workers_under(cli.proc.pid)
+        assert second != first
+        [java] = [pid for pid, argv in _tree(cli.proc.pid).items() if argv[0].endswith("java")]
+        os.kill(java, signal.SIGKILL)  # no shutdown hook runs: only the stdin pipe tells the worker
+        deadline = time.time() + 10
+        while _alive(second) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(second)
+    finally:
+        if cli.proc.poll() is None:
+            cli.proc.kill()
+        cli.proc.wait()
