@@ -25,3 +25,49 @@ def spark(incr_home: Path):
     session = embedded_session(incr_home)
     yield session
     session.stop()
+
+
+@contextmanager
+def _isolation(spark, name: str):
+    """Point the session at a fresh state schema named after ``name``; restore the conf after."""
+    prefix = "t_" + re.sub(r"[^a-z0-9]+", "_", name.lower())[:40].strip("_")
+    old = spark.conf.get("spark.incr.stateSchema", None)
+    spark.conf.set("spark.incr.stateSchema", f"{prefix}_state")
+    try:
+        yield prefix
+    finally:
+        if old is None:
+            spark.conf.unset("spark.incr.stateSchema")
+        else:
+            spark.conf.set("spark.incr.stateSchema", old)
+
+
+@pytest.fixture()
+def isolated(spark, request):
+    """A fresh state schema and a unique schema prefix for this test."""
+    with _isolation(spark, request.node.name) as prefix:
+        yield prefix
+
+
+@pytest.fixture(scope="module")
+def module_isolated(spark, request):
+    """A fresh state schema and a unique schema prefix shared by one test module."""
+    with _isolation(spark, request.module.__name__.rpartition(".")[2]) as prefix:
+        yield prefix
+
+
+def state_rows(spark, prefix: str) -> dict[str, int]:
+    """Row count of every state table of ``prefix`` (empty when the schema does not exist yet)."""
+    if not spark.catalog.databaseExists(f"{prefix}_state"):
+        return {}
+    return {
+        t.name: spark.table(f"{prefix}_state.{t.name}").count()
+        for t in spark.catalog.listTables(f"{prefix}_state")
+    }
+
+
+def tables_in(spark, *schemas: str) -> set[str]:
+    """Names of the tables and views in ``schemas`` that exist."""
+    return {
+        f"{s}.{t.name}" for s in schemas if spark.catalog.databaseExists(s) for t in spark.catalog.listTables(s)
+    }

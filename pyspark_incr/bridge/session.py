@@ -130,6 +130,9 @@ def embedded_conf(home: Path | str) -> dict[str, str]:
         "spark.app.name": "pyspark-incr",
         "spark.sql.shuffle.partitions": "2",
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Intervals are UTC; showing procedure timestamps in UTC keeps them readable as such.
+        "spark.sql.session.timeZone": "UTC",
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
