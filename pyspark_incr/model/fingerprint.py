@@ -21,14 +21,19 @@ def data_hash(model: Model) -> str:
     >>> b = parse_model("MODEL (name a.b, kind FULL, description 'y'); select   1 as x")
     >>> data_hash(a) == data_hash(b), metadata_hash(a) == metadata_hash(b)
     (True, False)
+    >>> t = "MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{})); SELECT ds FROM x"
+    >>> data_hash(parse_model(t.format(""))) == data_hash(parse_model(t.format(", batch_size 7")))
+    True
     """
-    return _hash({"kind": model.kind.name, "kind_props": asdict(model.kind), "query": model.query})
+    kind = {k: v for k, v in asdict(model.kind).items() if k not in model.kind.build_fields}
+    return _hash({"kind": model.kind.name, "kind_props": kind, "query": model.query})
 
 
 def metadata_hash(model: Model) -> str:
-    """Hash of the properties that change no row: schedule, description, grains, owner, tags."""
+    """Hash of the properties that change no row: schedule, description, grains, owner, tags, batching."""
     return _hash(
         {
+            "build": {k: getattr(model.kind, k) for k in model.kind.build_fields},
             "cron": model.schedule.cron,
             "unit": model.schedule.unit.value,
             "start": model.start_ms,

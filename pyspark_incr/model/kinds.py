@@ -23,6 +23,8 @@ class Kind(Protocol):
     name: ClassVar[str]
     #: True when the kind has time intervals to track (VIEW has none).
     has_intervals: ClassVar[bool]
+    #: Fields that change how the model is built, never what it holds (kept out of the data hash).
+    build_fields: ClassVar[tuple[str, ...]]
 
     @classmethod
     def from_spec(cls, spec: KindSpec, where: str) -> "Kind": ...
@@ -46,6 +48,7 @@ class FullKind:
 
     name: ClassVar[str] = "FULL"
     has_intervals: ClassVar[bool] = True
+    build_fields: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def from_spec(cls, spec: KindSpec, where: str) -> "FullKind":
@@ -59,6 +62,7 @@ class ViewKind:
 
     name: ClassVar[str] = "VIEW"
     has_intervals: ClassVar[bool] = False
+    build_fields: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def from_spec(cls, spec: KindSpec, where: str) -> "ViewKind":
@@ -72,6 +76,7 @@ class IncrementalByTimeRangeKind:
 
     name: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
     has_intervals: ClassVar[bool] = True
+    build_fields: ClassVar[tuple[str, ...]] = ("batch_size",)
     _PROPS: ClassVar[tuple[str, ...]] = ("time_column", "batch_size")
 
     time_column: str

@@ -100,11 +100,6 @@ class StateStore:
             current[row["model"]] = _entry(row) if row["op"] == "apply" else None
         return {k: v for k, v in current.items() if v is not None}
 
-    def environment_names(self) -> list[str]:
-        """Environments holding at least one model."""
-        envs = {r["env"] for r in self.read(t.ENVIRONMENTS).select(["env"]).to_pylist()}
-        return sorted(e for e in envs if self.environment(e))
-
     # -- intervals ----------------------------------------------------------
 
     def coverage(self) -> dict[tuple[str, str], IntervalSet]:
