@@ -22,3 +22,17 @@ def test_docs_link_only_to_files_that_exist():
     for page in [*DOCS.glob("*.md"), root / "README.md"]:
         for target in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_describe_procedure_shows_the_real_parameters_of_run(spark):
+    text = "\n".join(" ".join(str(v) for v in row) for row in spark.sql("DESCRIBE PROCEDURE incr.run").collect())
+
+    for parameter in ("env", "select", "start", "end", "execution_time", "ignore_cron"):
+        assert parameter in text
+    assert "scheduled job" in text
+
+
+def test_show_procedures_lists_every_registered_procedure(spark):
+    listed = {row[-1] for row in spark.sql("SHOW PROCEDURES IN incr").collect()}
+
+    assert {"create_model", "drop_model", "plan", "apply", "run", "status", "version"} <= listed
