@@ -274,11 +274,6 @@ def test_invalid_cron_is_refused_naming_the_model(cron):
         Schedule.parse(cron, where="model a.b")
 
 
-@pytest.mark.xfail(
-    reason="bug: Schedule.parse maps a cron faster than five minutes to five_minute; SQLMesh refuses it "
-    "(IntervalUnit.from_cron: 'must run at a frequency of 5 minutes or slower')",
-    strict=True,
-)
 @pytest.mark.parametrize("cron", ["* * * * *", "*/2 * * * *"])
 def test_cron_faster_than_five_minutes_is_refused_as_in_sqlmesh(cron):
     with pytest.raises(ModelDefinitionError, match="5 minutes"):
@@ -332,11 +327,6 @@ def test_last_tick_is_the_latest_tick_at_or_before_the_moment():
     assert fmt(s.last_tick(to_ms("2024-01-05 11:59:58"))) == "2024-01-04 12:00:00"
 
 
-@pytest.mark.xfail(
-    reason="bug: Schedule.last_tick adds a whole second before asking croniter for the previous tick, so "
-    "less than a second before a tick it returns that (future) tick",
-    strict=True,
-)
 def test_last_tick_is_never_after_the_moment_even_a_fraction_of_a_second_before_a_tick():
     s = Schedule.parse("0 12 * * *")
     moment = to_ms("2024-01-05 11:59:59.500")
@@ -510,11 +500,6 @@ def test_render_leaves_unqualified_tables_and_ctes_alone():
     assert rendered == "WITH daily AS (SELECT 1 AS x) SELECT * FROM daily"
 
 
-@pytest.mark.xfail(
-    reason="bug: render_query matches tables on db.name only, so other_catalog.sales.daily is rewritten to the "
-    "model's environment table although it is a different table",
-    strict=True,
-)
 def test_render_leaves_a_same_named_table_in_another_catalog_alone():
     q = "SELECT * FROM other_catalog.sales.daily"
     table_map = {"sales.daily": table_for("sales.daily", "dev")}

@@ -192,9 +192,6 @@ def test_model_name_is_lowercased_and_split_into_schema_and_table():
     assert (model.name, model.schema, model.table) == ("sales.daily_revenue", "sales", "daily_revenue")
 
 
-@pytest.mark.xfail(
-    reason="bug: Model.name joins the parts with '.', so `my.db`.t gives schema 'my', table 'db'", strict=True
-)
 def test_a_dot_inside_a_backquoted_name_part_is_not_taken_for_a_separator():
     try:
         model = parse_model("MODEL (name `my.db`.t, kind FULL); SELECT 1")
@@ -254,11 +251,6 @@ def test_time_macros_survive_the_dialect_of_the_query(dialect: str):
     assert rendered == "SELECT * FROM s.t WHERE ds BETWEEN '2024-01-01' AND '2024-01-01'"
 
 
-@pytest.mark.xfail(
-    reason="bug: with dialect duckdb, '@' is DuckDB's abs operator, so @start_ds is stored as ABS(start_ds) "
-    "and never substituted (definition._query parses macros with the model's dialect)",
-    strict=True,
-)
 def test_time_macros_survive_a_duckdb_query():
     model = parse_model(
         "MODEL (name a.b, kind FULL, dialect duckdb); SELECT * FROM s.t WHERE ds BETWEEN @start_ds AND @end_ds"

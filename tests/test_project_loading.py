@@ -110,11 +110,6 @@ def test_a_broken_file_without_a_name_is_reported_with_its_path(tmp_path: Path):
         load_project(tmp_path)
 
 
-@pytest.mark.xfail(
-    reason="bug (SQLMesh divergence): load_project reads models/**/.ipynb_checkpoints/*.sql, so a notebook "
-    "checkpoint copy makes every edited model 'defined twice'; SQLMesh ignores .ipynb_checkpoints by default",
-    strict=True,
-)
 def test_notebook_checkpoint_copies_are_not_loaded(tmp_path: Path):
     write(tmp_path, "models/orders.sql", model("shop.orders"))
     write(tmp_path, "models/.ipynb_checkpoints/orders-checkpoint.sql", model("shop.orders"))
@@ -241,11 +236,6 @@ def test_invalid_environment_names_are_refused_with_the_rule(env):
     assert "letters, digits and underscores, starting with a letter" in message
 
 
-@pytest.mark.xfail(
-    reason="bug: check_env's regex ends in '$', which also matches before a trailing newline, so 'dev\\n' "
-    "is accepted and becomes the schema suffix 'sales__dev\\n'",
-    strict=True,
-)
 def test_an_environment_name_with_a_trailing_newline_is_refused():
     with pytest.raises(ArgumentError, match="is not a valid environment name"):
         check_env("dev\n")

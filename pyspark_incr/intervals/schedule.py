@@ -7,7 +7,6 @@ ended: a daily model with cron ``0 12 * * *`` builds yesterday at noon today.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from functools import lru_cache
 
 from croniter import croniter
@@ -50,8 +49,14 @@ class Schedule:
                 f"{where}: cron {cron!r} is not a valid cron expression; use e.g. '@daily', "
                 "'@hourly' or five fields like '0 12 * * *'"
             )
+        gap = _shortest_gap_ms(cron)
+        if gap < IntervalUnit.FIVE_MINUTE.approx_ms:
+            raise ModelDefinitionError(
+                f"{where}: cron {cron!r} runs more often than every 5 minutes; the shortest interval is "
+                "five_minute, so use e.g. '*/5 * * * *'"
+            )
         if interval_unit is None:
-            unit = IntervalUnit.from_cron_gap(_shortest_gap_ms(cron))
+            unit = IntervalUnit.from_cron_gap(gap)
         else:
             try:
                 unit = IntervalUnit(interval_unit.lower())
@@ -60,12 +65,19 @@ class Schedule:
                 raise ModelDefinitionError(
                     f"{where}: interval_unit {interval_unit!r} is unknown; use one of {names}"
                 ) from None
+            if unit.approx_ms > gap:
+                raise ModelDefinitionError(
+                    f"{where}: cron {cron!r} runs more often than interval_unit {unit.value!r}, so most runs "
+                    "would find no complete interval; use a cron no more frequent than the unit"
+                )
         return cls(cron, unit)
 
     def last_tick(self, ms: int) -> int:
         """The latest cron tick at or before ``ms``."""
-        base = to_datetime(ms) + timedelta(seconds=1)
-        return to_ms(croniter(self.cron, base).get_prev(type(base)))
+        moment = to_datetime(ms)
+        if moment.second == moment.microsecond == 0 and croniter.match(self.cron, moment):
+            return ms
+        return to_ms(croniter(self.cron, moment).get_prev(type(moment)))
 
     def due_end(self, execution_ms: int, *, ignore_cron: bool = False, allow_partials: bool = False) -> int:
         """Exclusive end of the intervals that may run at ``execution_ms``."""

@@ -15,6 +15,7 @@ from typing import Callable
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
@@ -69,6 +70,9 @@ def parse_model(text: str, source: str = "registry") -> Model:
     values = {_FIELD.get(key, key): _READERS[key](props[key], where) for key in props}
     dialect = values.pop("dialect", "spark")
     query, references = _query(block.query_text, dialect, where, block.query_line)
+    start, end = values.get("start_ms"), values.get("end_ms")
+    if start is not None and end is not None and end <= start:
+        raise ModelDefinitionError(f"{where}: end is before start; a model must end after it starts")
     interval_unit = values.pop("interval_unit", None)
     schedule = Schedule.parse(values.pop("cron", "@daily"), interval_unit, where=where)
     grains = values.pop("grain", ()) + values.pop("grains", ())
@@ -92,7 +96,7 @@ def _name(props: dict, where: str) -> str:
         raise ModelDefinitionError(f"{where}: MODEL needs a name, e.g. name my_schema.my_table")
     v = prop.value
     parts = [p.name for p in v.parts] if isinstance(v, exp.Column) else []
-    if len(parts) != 2 or not all(parts):
+    if len(parts) != 2 or not all(parts) or any("." in p for p in parts):
         raise ModelDefinitionError(
             f"{where}: line {prop.line}: model name {prop.text!r} must be schema.table, e.g. analytics.daily_sales"
         )
@@ -101,15 +105,23 @@ def _name(props: dict, where: str) -> str:
 
 def _query(text: str, dialect: str, where: str, line: int) -> tuple[str, tuple[str, ...]]:
     try:
-        statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        Dialect.get_or_raise(dialect)
+    except ValueError:
+        raise ModelDefinitionError(
+            f"{where}: dialect {dialect!r} is unknown; use a sqlglot dialect such as spark, databricks, duckdb, "
+            "postgres, snowflake, bigquery or trino"
+        ) from None
+    try:
+        parsed = sqlglot.parse(_hide_macros(text), read=dialect)
     except (ParseError, TokenError) as e:
         raise ModelDefinitionError(f"{where}: the query (from line {line}) cannot be parsed: {e}") from None
+    statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     if len(statements) != 1 or not isinstance(statements[0], exp.Query):
         raise ModelDefinitionError(
             f"{where}: after the MODEL block there must be exactly one query (SELECT ...), "
             f"found {len(statements)} statement(s)"
         )
-    ast = statements[0]
+    ast = statements[0].transform(_restore_macro)
     ctes = {c.alias_or_name.lower() for c in ast.find_all(exp.CTE)}
     refs = sorted(
         {
@@ -119,6 +131,31 @@ def _query(text: str, dialect: str, where: str, line: int) -> tuple[str, tuple[s
         }
     )
     return ast.sql(dialect="spark"), tuple(refs)
+
+
+#: Prefix of the identifiers that stand in for ``@macro`` while a query is parsed in its own dialect.
+_MACRO = "__incr_macro__"
+
+
+def _hide_macros(text: str) -> str:
+    """``@name`` -> a plain identifier, so dialects where ``@`` is an operator (DuckDB's abs) keep macros.
+
+    >>> _hide_macros("SELECT '@x', @start_ds -- @y")
+    "SELECT '@x', __incr_macro__start_ds -- @y"
+    """
+    tokens = Dialect.get_or_raise("spark").tokenize(text)
+    out, last = [], 0
+    for at, name in zip(tokens, tokens[1:]):
+        if at.text == "@" and name.start == at.end + 1 and name.text.isidentifier():
+            out += [text[last : at.start], _MACRO]
+            last = at.end + 1
+    return "".join(out) + text[last:]
+
+
+def _restore_macro(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Column) and not node.table and node.name.startswith(_MACRO):
+        return exp.Parameter(this=exp.var(node.name[len(_MACRO) :]))
+    return node
 
 
 def _time(end: bool) -> Callable[[Property, str], int]:

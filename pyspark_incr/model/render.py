@@ -64,7 +64,7 @@ def render_query(
                 known = ", ".join("@" + k for k in sorted(values))
                 raise ModelDefinitionError(f"{where}: unknown macro @{node.name}; known macros: {known}")
             return values[name].copy()
-        if table_map and isinstance(node, exp.Table) and node.db:
+        if table_map and isinstance(node, exp.Table) and node.db and not node.catalog:
             target = table_map.get(f"{node.db}.{node.name}".lower())
             if target is not None:
                 mapped = target.copy()

@@ -22,7 +22,7 @@ def check_env(env: str | None) -> str:
     ...
     pyspark_incr.errors.ArgumentError: env 'dev; DROP' is not a valid environment name; use letters, digits and underscores, starting with a letter (e.g. 'prod', 'dev', 'feature_x')
     """
-    if env is None or not _ENV_NAME.match(env):
+    if env is None or not _ENV_NAME.fullmatch(env):
         raise ArgumentError(
             f"env {env!r} is not a valid environment name; use letters, digits and underscores, "
             "starting with a letter (e.g. 'prod', 'dev', 'feature_x')"

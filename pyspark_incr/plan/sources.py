@@ -54,7 +54,7 @@ def select(names: list[str], pattern: str | None) -> set[str]:
     >>> sorted(select(["a.x", "a.y", "b.z"], "a.*, b.z"))
     ['a.x', 'a.y', 'b.z']
     """
-    if not pattern:
+    if not pattern or not pattern.strip(" ,"):
         return set(names)
     chosen: set[str] = set()
     for part in (p.strip().lower() for p in pattern.split(",")):

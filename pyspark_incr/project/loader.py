@@ -9,7 +9,7 @@ from pyspark_incr.model.definition import Model, parse_model
 
 
 def load_project(path: str | Path) -> list[Model]:
-    """Parse every model file of the project at ``path``; names must be unique."""
+    """Parse every model file of the project at ``path`` (hidden folders skipped); names must be unique."""
     root = Path(path).expanduser()
     models_dir = root / "models"
     if not models_dir.is_dir():
@@ -19,6 +19,8 @@ def load_project(path: str | Path) -> list[Model]:
         )
     models: dict[str, Model] = {}
     for file in sorted(models_dir.rglob("*.sql")):
+        if any(part.startswith(".") for part in file.relative_to(models_dir).parts):
+            continue  # hidden folders hold editor and notebook copies (.ipynb_checkpoints), not models
         model = parse_model(file.read_text(encoding="utf-8"), source=str(file))
         if model.name in models:
             raise ModelDefinitionError(
