@@ -118,3 +118,29 @@ def test_select_limits_apply_to_the_matching_models(spark, isolated, parent):
 
     assert [r.model for r in rows] == [other]
     assert not spark.catalog.tableExists(parent)
+
+
+def test_run_rebuilds_a_table_dropped_behind_its_back(spark, isolated):
+    name = f"{isolated}.days"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01'); "
+        "SELECT DATE_ADD(DATE'2024-01-01', CAST(id AS INT)) AS ds, id FROM range(10) "
+        "WHERE DATE_ADD(DATE'2024-01-01', CAST(id AS INT)) BETWEEN @start_ds AND @end_ds"
+    ))
+    _call(spark, "apply", execution_time=T)
+    spark.sql(f"DROP TABLE {name}")
+
+    planned = _call(spark, "plan", execution_time=T)
+    rebuilt = _call(spark, "run", execution_time=T)
+
+    assert [(r.reason, r.intervals) for r in planned] == [(f"table `{isolated}`.`days` is missing: rebuild", 3)]
+    assert [(r.intervals, r.status) for r in rebuilt] == [(3, "ok")]
+    assert spark.table(name).count() == 3
+
+
+def test_plan_counts_the_full_rebuild_that_covers_a_new_interval(spark, isolated, parent):
+    _call(spark, "apply", execution_time=T)
+
+    rows = _call(spark, "plan", execution_time="2024-01-05 00:00:00")
+
+    assert [(r.change, r.intervals, r.batches) for r in rows] == [("unchanged", 1, 1)]

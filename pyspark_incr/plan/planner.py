@@ -16,7 +16,7 @@ from pyspark_incr.plan.environment import table_for
 from pyspark_incr.plan.sources import Desired, select
 from pyspark_incr.project.dag import topological
 from pyspark_incr.state.store import EnvEntry, StateStore
-from pyspark_incr.writers import writer_for
+from pyspark_incr.writers import tables, writer_for
 
 #: Change categories, in the words the plan shows.
 ADDED, CHANGED, METADATA, UNCHANGED, REMOVED = "added", "changed", "metadata", "unchanged", "removed"
@@ -48,10 +48,8 @@ class ModelPlan:
     expected: Interval | None
     missing: IntervalSet
     batches: tuple[Interval, ...]
-
-    @property
-    def new_version(self) -> bool:
-        return self.change in (ADDED, CHANGED)
+    #: The physical table must be (re)created and everything rebuilt: a new version, or its table is gone.
+    rebuild: bool = False
 
     @property
     def kind(self) -> str:
@@ -72,7 +70,7 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     current = store.environment(env)
     chosen = select(sorted(set(desired.models) | set(current)), pattern)
     plans: list[ModelPlan] = []
-    coverage = store.coverage()
+    coverage = _Coverage(store)
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
         change, reason = _categorize(model, entry)
@@ -98,7 +96,7 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run)."""
     current = store.environment(env)
     chosen = select(sorted(current), pattern)
-    coverage = store.coverage()
+    coverage = _Coverage(store)
     models = topological(parse_model(e.definition) for e in current.values())
     return Plan(
         env,
@@ -122,9 +120,24 @@ def _categorize(model: Model, entry: EnvEntry | None) -> tuple[str, str]:
     return UNCHANGED, ""
 
 
+class _Coverage:
+    """Built intervals per model version, where the physical table still exists."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.spark = store.spark
+        self.sets = store.coverage()
+
+    def built(self, table: exp.Table, fingerprint: str) -> IntervalSet | None:
+        """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""
+        built = self.sets.get((table.sql("spark"), fingerprint), IntervalSet())
+        if built and not tables.exists(self.spark, table):
+            return None
+        return built
+
+
 def _model_plan(
     model: Model, entry: EnvEntry | None, change: str, reason: str, source: str, env: str,
-    window: Window, coverage: dict[tuple[str, str], IntervalSet],
+    window: Window, coverage: _Coverage,
 ) -> ModelPlan:
     table = table_for(model.name, env)
     fingerprint = data_hash(model)
@@ -132,13 +145,16 @@ def _model_plan(
     expected = None
     missing = IntervalSet()
     batches: tuple[Interval, ...] = ()
+    rebuild = change in (ADDED, CHANGED)
     if model.kind.has_intervals:
         expected = model.schedule.expected(start, model.end_ms, window.execution_ms, ignore_cron=window.ignore_cron)
-        built = IntervalSet() if change in (ADDED, CHANGED) else coverage.get((table.sql("spark"), fingerprint), IntervalSet())
+        built = IntervalSet() if rebuild else coverage.built(table, fingerprint)
+        if built is None:
+            built, rebuild, reason = IntervalSet(), True, f"table {table.sql('spark')} is missing: rebuild"
         missing = (IntervalSet([expected]) - built).intersection(IntervalSet([_restriction(model, window)]))
         batches = tuple(writer_for(model).plan_batches(model, expected, missing))
     return ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table,
-                     start, expected, missing, batches)
+                     start, expected, missing, batches, rebuild)
 
 
 def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> int:
@@ -162,8 +178,8 @@ def sample_interval(mp: ModelPlan, window: Window) -> Interval:
     """An interval to render the query with when nothing else says which: the first batch, else the last due one."""
     if mp.batches:
         return mp.batches[0]
-    schedule = mp.model.schedule
-    end = schedule.due_end(window.execution_ms, ignore_cron=window.ignore_cron)
     if mp.expected is not None and not mp.expected.empty:
         return mp.expected
+    schedule = mp.model.schedule
+    end = schedule.due_end(window.execution_ms, ignore_cron=window.ignore_cron)
     return Interval(schedule.unit.add(end, -1), end)

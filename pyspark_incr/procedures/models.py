@@ -7,10 +7,9 @@ from typing import Any
 from pyspark_incr.errors import UnknownModelError
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.model.fingerprint import data_hash
-from pyspark_incr.plan.environment import PROD
-from pyspark_incr.plan.planner import plan_changes
-from pyspark_incr.plan.sources import REGISTRY, Desired
-from pyspark_incr.plan.validate import validate
+from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.plan.environment import PROD, table_for
+from pyspark_incr.plan.validate import validate_model
 from pyspark_incr.procedures.common import window_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -34,11 +33,11 @@ def create_model(spark: Any, definition: str) -> list[tuple]:
     model = parse_model(definition)
     store = StateStore(spark)
     registry = store.registry()
-    models = {name: parse_model(text) for name, text in registry.items()}
-    models[model.name] = model
-    desired = Desired(models, {n: REGISTRY for n in models}, frozenset({REGISTRY}))
-    check = plan_changes(store, desired, PROD, window_arg(None, None, None), model.name)
-    validate(spark, check, only={model.name})
+    table_map = {name: table_for(name, PROD) for name in {*registry, model.name}}
+    now = window_arg(None, None, None).execution_ms
+    due = model.schedule.due_end(now)
+    sample = Interval(model.schedule.unit.add(due, -1), due)
+    validate_model(spark, model, table_map[model.name], table_map, sample, now)
     old = registry.get(model.name)
     if old == definition:
         status = "unchanged"

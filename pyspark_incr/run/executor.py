@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.plan.planner import REMOVED, ModelPlan, Plan, sample_interval
+from pyspark_incr.plan.planner import REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
@@ -69,16 +69,16 @@ class Executor:
 
     def _build(self, mp: ModelPlan) -> None:
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
-                           self.plan.table_map, new_version=mp.new_version)
+                           self.plan.table_map, rebuild=mp.rebuild)
         writer = writer_for(mp.model)
         started = time.monotonic()
-        prepared = mp.new_version or not tables.exists(self.spark, mp.table)
+        prepared = mp.rebuild or not tables.exists(self.spark, mp.table)
         try:
             if prepared:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
-                if mp.new_version:
+                if mp.rebuild:
                     self._record_intervals(mp, _ALL_TIME, "remove")
-            if mp.change != "unchanged":
+            if mp.change != UNCHANGED:
                 self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self.failed.add(mp.name)
@@ -94,7 +94,7 @@ class Executor:
         started = time.monotonic()
         key = (mp.table.sql("spark"), mp.fingerprint)
         try:
-            if not mp.new_version and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
+            if not mp.rebuild and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
             writer.write(ctx, batch)
             self._record_intervals(mp, batch, "add")

@@ -28,8 +28,8 @@ class BuildContext:
     execution_ms: int
     #: Other models' names mapped to the tables this environment reads them from.
     table_map: dict[str, exp.Table] = field(default_factory=dict)
-    #: True when the physical table holds another version (or nothing) and must be recreated.
-    new_version: bool = False
+    #: True when the physical table holds another version (or is gone) and must be recreated.
+    rebuild: bool = False
 
     @property
     def table_sql(self) -> str:

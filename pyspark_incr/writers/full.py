@@ -21,7 +21,7 @@ class FullWriter:
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
         df = ctx.dataframe(ctx.query(interval))
         tables.ensure_schema(ctx.spark, ctx.table)
-        if ctx.new_version or not tables.exists(ctx.spark, ctx.table):
+        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
             tables.create_like(ctx.spark, ctx.table, df)
 

@@ -37,7 +37,7 @@ class TimeRangeWriter:
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
         df = self._output(ctx, interval)
         tables.ensure_schema(ctx.spark, ctx.table)
-        if ctx.new_version or not tables.exists(ctx.spark, ctx.table):
+        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
             tables.create_like(ctx.spark, ctx.table, df, partitioned_by=(ctx.model.kind.time_column,))
 
