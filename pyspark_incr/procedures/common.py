@@ -14,7 +14,11 @@ from pyspark_incr.plan.planner import Window
 from pyspark_incr.procedures.spec import Column, Param
 
 ENV = Param("env", "string", "Environment (default: prod, or the session's spark.incr.defaultEnv).")
-PROJECT = Param("project", "string", "Project directory holding models/*.sql (optional; the registry is always included).")
+PROJECT = Param(
+    "project", "string",
+    "Project directory holding models/*.sql, relative to the Spark driver's working directory "
+    "(optional; registered models are always included).",
+)
 SELECT = Param("select", "string", "Comma-separated model names or globs to limit the call to (default: all).")
 START = Param("start", "string", "Only intervals from this date/timestamp on (UTC, ISO).")
 END = Param("end", "string", "Only intervals before this point (UTC, ISO; a bare date means through that day).")
