@@ -7,7 +7,6 @@ PySpark, spark-sql, JDBC and Spark Connect.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import traceback
@@ -19,7 +18,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from pyspark_incr.errors import IncrError
-from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, registry_json
+from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, load_all, registry_json
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MAX_SESSIONS = 64
@@ -27,11 +26,7 @@ _MAX_SESSIONS = 64
 
 def load_procedures() -> None:
     """Import every procedure module so :data:`REGISTRY` is complete before the shim reads it."""
-    procedures = importlib.import_module("pyspark_incr.procedures")
-    load_all = getattr(procedures, "load_all", None)
-    if load_all is not None:
-        load_all()
-    importlib.import_module("pyspark_incr.procedures.meta")
+    load_all()
 
 
 class Handler:
