@@ -62,7 +62,7 @@ def test_unknown_kind_lists_supported_kinds(spark, baseline):
 def test_time_range_kind_without_time_column_is_refused(spark, baseline):
     _assert_refused(
         spark, baseline, _create(baseline, "MODEL (name {p}.x, kind INCREMENTAL_BY_TIME_RANGE); SELECT 1 AS a"),
-        f"model {baseline}.x", "needs a time_column",
+        f"model {baseline}.x", "needs time_column",
     )
 
 

@@ -468,9 +468,9 @@ def test_render_substitutes_macros_in_any_case_but_not_inside_strings():
 
 def test_render_refuses_an_unknown_macro_naming_the_model_and_the_known_ones():
     with pytest.raises(ModelDefinitionError) as info:
-        render_query("SELECT @start_hour AS h", iv("2024-01-01", "2024-01-02"), 0, where="model a.b")
+        render_query("SELECT @start_week AS h", iv("2024-01-01", "2024-01-02"), 0, where="model a.b")
     message = str(info.value)
-    assert message.startswith("model a.b: unknown macro @start_hour; known macros: ")
+    assert message.startswith("model a.b: unknown macro @start_week; known macros: ")
     assert "@start_ds" in message and "@end_ts" in message and "@execution_ds" in message
 
 

@@ -3,7 +3,7 @@
 ``fixtures/models/valid/<case>.sql`` is a definition; ``<case>.expected.json``
 holds what parsing it must give:
 
-- ``name``, ``cron``, ``interval_unit`` (the settled unit), ``grains``, ``references``
+- ``name``, ``cron``, ``interval_unit`` (the settled unit), ``grains``, ``depends_on``
 - ``kind``: ``{"name": ..., <every field of the kind record>}``
 - ``start`` / ``end``: ISO instants (UTC) of ``start_ms`` / ``end_ms``; ``end`` is the
   *exclusive* end, so ``end '2024-12-31'`` expects ``"2025-01-01T00:00:00Z"``
@@ -37,7 +37,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "models"
 VALID = sorted((FIXTURES / "valid").glob("*.sql"))
 INVALID = sorted((FIXTURES / "invalid").glob("*.sql"))
 DAY = Interval(to_ms("2024-01-01"), to_ms("2024-01-02"))
-CORE_KEYS = {"name", "kind", "cron", "interval_unit", "start", "end", "grains", "references", "query"}
+CORE_KEYS = {"name", "kind", "cron", "interval_unit", "start", "end", "grains", "depends_on", "query"}
 
 
 def _expected(sql_file: Path) -> dict:
@@ -95,7 +95,7 @@ def test_valid_definition_parses_to_its_expected_fields(sql_file: Path):
     assert model.start_ms == _iso_ms(expected["start"])
     assert model.end_ms == _iso_ms(expected["end"])
     assert list(model.grains) == expected["grains"]
-    assert list(model.references) == expected["references"]
+    assert list(model.depends_on) == expected["depends_on"]
     assert model.query == expected["query"]
     for key in ("description", "owner", "dialect"):
         if key in expected:
@@ -111,7 +111,7 @@ def test_normalized_query_of_a_valid_definition_is_stable_when_parsed_again(sql_
     model = parse_model(sql_file.read_text(encoding="utf-8"))
     again = parse_model(f"MODEL (name {_quoted(model.name)}, kind FULL); {model.query}")
     assert again.query == model.query
-    assert again.references == model.references
+    assert again.depends_on == model.depends_on
 
 
 def _quoted(name: str) -> str:
@@ -177,8 +177,12 @@ def test_kind_followed_by_something_other_than_parentheses_is_refused():
         parse_model("MODEL (name a.b, kind FULL extra); SELECT 1")
 
 
-def test_every_registered_kind_has_a_record_class():
-    assert KINDS == {"FULL": FullKind, "VIEW": ViewKind, "INCREMENTAL_BY_TIME_RANGE": IncrementalByTimeRangeKind}
+def test_every_kind_of_the_spec_is_registered_under_its_own_name():
+    assert set(KINDS) == {
+        "FULL", "VIEW", "EMBEDDED", "SEED", "EXTERNAL", "INCREMENTAL_UNMANAGED", "INCREMENTAL_BY_TIME_RANGE",
+        "INCREMENTAL_BY_UNIQUE_KEY", "SCD_TYPE_2", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "INCREMENTAL_BY_CURSOR",
+    }
+    assert all(cls.name == name for name, cls in KINDS.items())
     assert ViewKind.has_intervals is False and FullKind.has_intervals and IncrementalByTimeRangeKind.has_intervals
 
 
@@ -220,7 +224,7 @@ def test_ctes_are_not_references_but_a_qualified_table_with_a_cte_name_is():
         "MODEL (name a.b, kind FULL); WITH events AS (SELECT * FROM raw.events) "
         "SELECT * FROM events JOIN other.events ON TRUE"
     )
-    assert model.references == ("other.events", "raw.events")
+    assert model.depends_on == ("other.events", "raw.events")
 
 
 def test_subquery_and_join_tables_are_all_references():
@@ -228,7 +232,7 @@ def test_subquery_and_join_tables_are_all_references():
         "MODEL (name a.b, kind FULL); SELECT * FROM (SELECT * FROM s.one) AS x "
         "JOIN s.two ON TRUE WHERE x.id IN (SELECT id FROM S.Three)"
     )
-    assert model.references == ("s.one", "s.three", "s.two")
+    assert model.depends_on == ("s.one", "s.three", "s.two")
 
 
 # --------------------------------------------------------------------------- dialects

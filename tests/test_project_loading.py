@@ -41,7 +41,7 @@ def test_every_sql_file_under_models_is_loaded_including_nested_directories(tmp_
     assert sorted(names(loaded)) == ["s.a", "s.b", "s.c"]
     by_name = {m.name: m for m in loaded}
     assert by_name["s.c"].source == str(tmp_path / "models/marts/finance/deep/c.sql")
-    assert by_name["s.c"].references == ("s.b",)
+    assert by_name["s.c"].depends_on == ("s.b",)
 
 
 def test_files_that_are_not_sql_and_files_outside_models_are_ignored(tmp_path: Path):
@@ -101,7 +101,7 @@ def test_a_broken_file_is_reported_with_its_path_and_line(tmp_path: Path):
         load_project(tmp_path)
     message = str(info.value)
     assert f"model s.bad ({bad})" in message
-    assert "line 4: unknown MODEL property 'crn'; did you mean 'cron'?" in message
+    assert "line 4, column 3: unknown MODEL property 'crn'; did you mean 'cron'?" in message
 
 
 def test_a_broken_file_without_a_name_is_reported_with_its_path(tmp_path: Path):

@@ -28,12 +28,24 @@ _CLOSE = {TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE}
 
 @dataclass(frozen=True)
 class Property:
-    """``key value`` inside a MODEL block; ``line`` points at the key for error messages."""
+    """``key value`` inside a MODEL block; ``line``/``col`` point at the key for error messages.
+
+    ``value`` is the text parsed by sqlglot (Spark dialect), or None when the text is
+    not an expression (``when_matched`` holds MERGE clauses): readers that need an
+    expression then report ``error``.
+    """
 
     key: str
-    value: exp.Expression
+    value: exp.Expression | None
     text: str
     line: int
+    col: int = 0
+    error: str = ""
+
+    @property
+    def at(self) -> str:
+        """Where the property's key stands, for error messages."""
+        return f"line {self.line}, column {self.col}"
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,11 @@ class KindSpec:
     name: str
     properties: dict[str, Property] = field(default_factory=dict)
     line: int = 0
+    col: int = 0
+
+    @property
+    def at(self) -> str:
+        return f"line {self.line}, column {self.col}"
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,7 @@ class Block:
     """A definition split into its MODEL properties and the query text after the block."""
 
     properties: dict[str, Property | KindSpec]
+    #: The text after the block ('' when the block stands alone, as SEED and EXTERNAL models may).
     query_text: str
     query_line: int
 
@@ -66,14 +84,14 @@ def parse_block(text: str, where: str = "definition") -> Block:
             "MODEL (name db.table, kind FULL); SELECT ..."
         )
     if len(tokens) < 2 or tokens[1].token_type != TokenType.L_PAREN:
-        raise ModelDefinitionError(f"{where}: line {tokens[0].line}: expected '(' after MODEL")
+        raise ModelDefinitionError(f"{where}: line {tokens[0].line}, column {_col(tokens[0])}: expected '(' after MODEL")
     close = _matching(tokens, 1, text, where)
     properties = _properties(text, tokens[2:close], where, nested_kind=True)
     rest = close + 1
     if rest < len(tokens) and tokens[rest].token_type == TokenType.SEMICOLON:
         rest += 1
     if rest >= len(tokens):
-        raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
+        return Block(properties, "", tokens[-1].line)
     return Block(properties, text[tokens[rest].start :].strip(), tokens[rest].line)
 
 
@@ -86,8 +104,8 @@ def _matching(tokens: list[Token], open_index: int, text: str, where: str) -> in
             depth -= 1
             if depth == 0:
                 return i
-    line = tokens[open_index].line
-    raise ModelDefinitionError(f"{where}: line {line}: the '(' opened here is never closed")
+    t = tokens[open_index]
+    raise ModelDefinitionError(f"{where}: line {t.line}, column {_col(t)}: the '(' opened here is never closed")
 
 
 def _split(tokens: list[Token]) -> list[list[Token]]:
@@ -109,34 +127,38 @@ def _properties(text: str, tokens: list[Token], where: str, nested_kind: bool) -
     props: dict = {}
     for part in _split(tokens):
         key = part[0].text.lower()
+        at = f"line {part[0].line}, column {_col(part[0])}"
         if key in props:
-            raise ModelDefinitionError(f"{where}: line {part[0].line}: property {key!r} is given twice")
+            raise ModelDefinitionError(f"{where}: {at}: property {key!r} is given twice")
         if len(part) < 2:
-            raise ModelDefinitionError(f"{where}: line {part[0].line}: property {key!r} has no value")
+            raise ModelDefinitionError(f"{where}: {at}: property {key!r} has no value")
         if nested_kind and key == "kind":
             props[key] = _kind(text, part[1:], where)
         else:
-            props[key] = _property(text, key, part[1:], where)
+            props[key] = _property(text, part[0], part[1:], where)
     return props
 
 
 def _kind(text: str, tokens: list[Token], where: str) -> KindSpec:
-    name = tokens[0].text.upper()
+    name, line, col = tokens[0].text.upper(), tokens[0].line, _col(tokens[0])
     if len(tokens) == 1:
-        return KindSpec(name, {}, tokens[0].line)
+        return KindSpec(name, {}, line, col)
     if tokens[1].token_type != TokenType.L_PAREN or _matching(tokens, 1, text, where) != len(tokens) - 1:
         raise ModelDefinitionError(
-            f"{where}: line {tokens[0].line}: kind must be written NAME or NAME (property value, ...)"
+            f"{where}: line {line}, column {col}: kind must be written NAME or NAME (property value, ...)"
         )
-    return KindSpec(name, _properties(text, tokens[2:-1], where, nested_kind=False), tokens[0].line)
+    return KindSpec(name, _properties(text, tokens[2:-1], where, nested_kind=False), line, col)
 
 
-def _property(text: str, key: str, tokens: list[Token], where: str) -> Property:
+def _property(text: str, key_token: Token, tokens: list[Token], where: str) -> Property:
     snippet = text[tokens[0].start : tokens[-1].end + 1]
+    key = key_token.text.lower()
     try:
-        value = sqlglot.parse_one(snippet, read="spark")
+        return Property(key, sqlglot.parse_one(snippet, read="spark"), snippet, key_token.line, _col(key_token))
     except (ParseError, TokenError) as e:
-        raise ModelDefinitionError(
-            f"{where}: line {tokens[0].line}: cannot parse the value of {key!r} ({snippet!r}): {e}"
-        ) from None
-    return Property(key, value, snippet, tokens[0].line)
+        return Property(key, None, snippet, key_token.line, _col(key_token), str(e).splitlines()[0])
+
+
+def _col(token: Token) -> int:
+    """1-based column of the token's first character (sqlglot reports where it ends)."""
+    return token.col - len(token.text) + 1

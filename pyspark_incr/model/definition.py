@@ -3,15 +3,16 @@
 >>> m = parse_model('''MODEL (name Sales.Daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds),
 ...   start '2024-01-01', cron '@daily', grain (ds, shop));
 ... SELECT ds, shop, SUM(x) AS total FROM raw.sales WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds, shop''')
->>> m.name, m.kind.name, m.schedule.unit.value, m.grains, m.references
+>>> m.name, m.kind.name, m.schedule.unit.value, m.grains, m.depends_on
 ('sales.daily', 'INCREMENTAL_BY_TIME_RANGE', 'day', ('ds', 'shop'), ('raw.sales',))
+>>> parse_model("MODEL (name a.v); SELECT 1 AS x").kind.name
+'VIEW'
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import sqlglot
 from sqlglot import exp
@@ -21,27 +22,49 @@ from sqlglot.errors import ParseError, TokenError
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.intervals.times import to_end_ms, to_ms
+from pyspark_incr.model import macros
 from pyspark_incr.model.block import KindSpec, Property, parse_block
-from pyspark_incr.model.kinds import Kind, kind_from_spec
-from pyspark_incr.model.values import as_names, as_string
+from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
+from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
+from pyspark_incr.model.values import (
+    as_bool, as_calls, as_choice, as_column_types, as_expressions, as_literal_mapping, as_model_names, as_names,
+    as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
+)
+
+TABLE_FORMATS = ("parquet", "delta", "iceberg")
 
 
 @dataclass(frozen=True)
 class Model:
-    """One parsed model. ``query`` is Spark SQL with macros still in place."""
+    """One parsed model. ``query`` is Spark SQL with only runtime macros left (None for SEED/EXTERNAL)."""
 
     name: str
-    kind: Kind
-    query: str
+    kind: KindBase
+    query: str | None
     schedule: Schedule
     start_ms: int | None = None
     end_ms: int | None = None
+    cron_tz: str | None = None
     description: str | None = None
-    grains: tuple[str, ...] = ()
     owner: str | None = None
+    grains: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    column_descriptions: tuple[tuple[str, str], ...] = ()
+    column_tags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+    partitioned_by: tuple[str, ...] = ()
+    clustered_by: tuple[str, ...] = ()
+    table_format: str | None = None
+    storage_format: str | None = None
+    physical_properties: tuple[tuple[str, str], ...] = ()
+    allow_partials: bool = False
+    enabled: bool = True
     dialect: str = "spark"
     references: tuple[str, ...] = ()
+    audits: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: Tables the query reads (after CTE resolution), lowercased ``schema.table``.
+    depends_on: tuple[str, ...] = ()
     definition: str = field(default="", compare=False)
     source: str = field(default="registry", compare=False)
 
@@ -54,39 +77,87 @@ class Model:
         return self.name.split(".")[1]
 
 
-def parse_model(text: str, source: str = "registry") -> Model:
-    """Parse and validate one definition; errors name the source, the line and the fix."""
+def _time(end: bool) -> Callable[[Property, str], int]:
+    def read(prop: Property, where: str) -> int:
+        value = as_string(prop, where)
+        try:
+            return to_end_ms(value, prop.key) if end else to_ms(value, prop.key)
+        except ArgumentError as e:
+            raise ModelDefinitionError(f"{where}: {prop.at}: {e}") from None
+
+    return read
+
+
+def _dialect(prop: Property, where: str) -> str:
+    name = as_string(prop, where).lower()
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise ModelDefinitionError(
+            f"{where}: {prop.at}: dialect {name!r} is unknown; use a sqlglot dialect such as spark, databricks, "
+            "duckdb, postgres, snowflake, bigquery or trino"
+        ) from None
+    return name
+
+
+#: Every MODEL property besides ``name`` and ``kind``.
+MODEL_PROPS: tuple[Prop, ...] = (
+    Prop("start", _time(end=False), METADATA, "start_ms"),
+    Prop("end", _time(end=True), METADATA, "end_ms"),
+    Prop("cron", as_string, METADATA),
+    Prop("cron_tz", as_timezone, METADATA),
+    Prop("interval_unit", as_string, METADATA),
+    Prop("owner", as_string, METADATA),
+    Prop("description", as_string, METADATA),
+    Prop("column_descriptions", as_text_mapping, METADATA),
+    Prop("columns", as_column_types, DATA),
+    Prop("grain", as_names, METADATA),
+    Prop("grains", as_names, METADATA),
+    Prop("tags", as_words, METADATA),
+    Prop("terms", as_words, METADATA),
+    Prop("column_tags", as_words_mapping, METADATA),
+    Prop("partitioned_by", as_expressions, DATA),
+    Prop("clustered_by", as_expressions, DATA),
+    Prop("table_format", as_choice(*TABLE_FORMATS), DATA),
+    Prop("storage_format", as_string, DATA),
+    Prop("physical_properties", as_literal_mapping, DATA),
+    Prop("allow_partials", as_bool, METADATA),
+    Prop("enabled", as_bool, METADATA),
+    Prop("dialect", _dialect, METADATA),
+    Prop("references", as_model_names, METADATA),
+    Prop("audits", as_calls, METADATA, aliases=("assertions",)),
+)
+
+
+def parse_model(
+    text: str,
+    source: str = "registry",
+    defaults: dict[str, Any] | None = None,
+    variables: dict[str, Any] | None = None,
+) -> Model:
+    """Parse and validate one definition; errors name the source, the line and the fix.
+
+    ``defaults`` (record field -> value) fill properties the block does not give;
+    ``variables`` are the project's ``@name`` variables.
+    """
     where = source if source != "registry" else "model definition"
     block = parse_block(text, where)
     props = dict(block.properties)
     name = _name(props, where)
     where = f"model {name}" + (f" ({source})" if source != "registry" else "")
-    unknown = [k for k in props if k not in _READERS and k != "kind"]
-    for key in unknown:
-        raise _unknown_property(props[key], where)
     kind_spec = props.pop("kind", None)
-    if not isinstance(kind_spec, KindSpec):
-        raise ModelDefinitionError(f"{where}: MODEL needs a kind, e.g. kind FULL or kind VIEW")
-    values = {_FIELD.get(key, key): _READERS[key](props[key], where) for key in props}
+    values = {**(defaults or {}), **read_properties(props, MODEL_PROPS, where, "MODEL")}
     dialect = values.pop("dialect", "spark")
-    query, references = _query(block.query_text, dialect, where, block.query_line)
+    kind = kind_from_spec(kind_spec, where, dialect) if isinstance(kind_spec, KindSpec) else ViewKind()
+    query, depends_on = _query(block, kind, dialect, variables or {}, where)
     start, end = values.get("start_ms"), values.get("end_ms")
     if start is not None and end is not None and end <= start:
         raise ModelDefinitionError(f"{where}: end is before start; a model must end after it starts")
-    interval_unit = values.pop("interval_unit", None)
-    schedule = Schedule.parse(values.pop("cron", "@daily"), interval_unit, where=where)
+    schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where)
     grains = values.pop("grain", ()) + values.pop("grains", ())
     return Model(
-        name=name,
-        kind=kind_from_spec(kind_spec, where),
-        query=query,
-        schedule=schedule,
-        grains=grains,
-        dialect=dialect,
-        references=references,
-        definition=text,
-        source=source,
-        **values,
+        name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
+        depends_on=depends_on, definition=text, source=source, **values,
     )
 
 
@@ -98,97 +169,50 @@ def _name(props: dict, where: str) -> str:
     parts = [p.name for p in v.parts] if isinstance(v, exp.Column) else []
     if len(parts) != 2 or not all(parts) or any("." in p for p in parts):
         raise ModelDefinitionError(
-            f"{where}: line {prop.line}: model name {prop.text!r} must be schema.table, e.g. analytics.daily_sales"
+            f"{where}: {prop.at}: model name {prop.text!r} must be schema.table, e.g. analytics.daily_sales"
         )
     return ".".join(p.lower() for p in parts)
 
 
-def _query(text: str, dialect: str, where: str, line: int) -> tuple[str, tuple[str, ...]]:
+def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], where: str) -> tuple[str | None, tuple[str, ...]]:
+    text = block.query_text
+    if not kind.needs_query:
+        if text:
+            raise ModelDefinitionError(f"{where}: kind {kind.name} takes no query; remove the text after the MODEL block")
+        return None, ()
+    if not text:
+        raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
     try:
-        Dialect.get_or_raise(dialect)
-    except ValueError:
-        raise ModelDefinitionError(
-            f"{where}: dialect {dialect!r} is unknown; use a sqlglot dialect such as spark, databricks, duckdb, "
-            "postgres, snowflake, bigquery or trino"
-        ) from None
-    try:
-        parsed = sqlglot.parse(_hide_macros(text), read=dialect)
+        parsed = sqlglot.parse(macros.hide_macros(text), read=dialect)
     except (ParseError, TokenError) as e:
-        raise ModelDefinitionError(f"{where}: the query (from line {line}) cannot be parsed: {e}") from None
+        raise ModelDefinitionError(f"{where}: {_query_error_at(e, block.query_line)}: the query cannot be parsed: "
+                                   f"{str(e).splitlines()[0]}") from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
-    if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+    queries = [s for s in statements if not macros.is_definition(s)]
+    if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:
         raise ModelDefinitionError(
-            f"{where}: after the MODEL block there must be exactly one query (SELECT ...), "
-            f"found {len(statements)} statement(s)"
+            f"{where}: after the MODEL block there must be exactly one query (SELECT ...), optionally after "
+            f"@DEF(...) statements; found {len(queries)} other statement(s)"
         )
-    ast = statements[0].transform(_restore_macro)
+    ast = macros.resolve_variables(statements, variables, where)
+    return ast.sql(dialect="spark", comments=False), _tables_read(ast)
+
+
+def _query_error_at(error: Exception, query_line: int) -> str:
+    """``line L, column C`` of a sqlglot error, counted in the whole definition."""
+    details = getattr(error, "errors", None) or [{}]
+    line, col = details[0].get("line"), details[0].get("col")
+    if not line:
+        return f"line {query_line}"
+    return f"line {query_line + line - 1}, column {col}"
+
+
+def _tables_read(ast: exp.Expression) -> tuple[str, ...]:
+    """Tables a query reads, excluding CTE names and ``@this_model``."""
     ctes = {c.alias_or_name.lower() for c in ast.find_all(exp.CTE)}
-    refs = sorted(
-        {
-            ".".join(p.name.lower() for p in t.parts)
-            for t in ast.find_all(exp.Table)
-            if t.name and not (not t.db and t.name.lower() in ctes)
-        }
-    )
-    return ast.sql(dialect="spark"), tuple(refs)
-
-
-#: Prefix of the identifiers that stand in for ``@macro`` while a query is parsed in its own dialect.
-_MACRO = "__incr_macro__"
-
-
-def _hide_macros(text: str) -> str:
-    """``@name`` -> a plain identifier, so dialects where ``@`` is an operator (DuckDB's abs) keep macros.
-
-    >>> _hide_macros("SELECT '@x', @start_ds -- @y")
-    "SELECT '@x', __incr_macro__start_ds -- @y"
-    """
-    tokens = Dialect.get_or_raise("spark").tokenize(text)
-    out, last = [], 0
-    for at, name in zip(tokens, tokens[1:]):
-        if at.text == "@" and name.start == at.end + 1 and name.text.isidentifier():
-            out += [text[last : at.start], _MACRO]
-            last = at.end + 1
-    return "".join(out) + text[last:]
-
-
-def _restore_macro(node: exp.Expression) -> exp.Expression:
-    if isinstance(node, exp.Column) and not node.table and node.name.startswith(_MACRO):
-        return exp.Parameter(this=exp.var(node.name[len(_MACRO) :]))
-    return node
-
-
-def _time(end: bool) -> Callable[[Property, str], int]:
-    def read(prop: Property, where: str) -> int:
-        value = as_string(prop, where)
-        try:
-            return to_end_ms(value, prop.key) if end else to_ms(value, prop.key)
-        except ArgumentError as e:
-            raise ModelDefinitionError(f"{where}: line {prop.line}: {e}") from None
-
-    return read
-
-
-_READERS: dict[str, Callable[[Property, str], object]] = {
-    "start": _time(end=False),
-    "end": _time(end=True),
-    "cron": as_string,
-    "interval_unit": as_string,
-    "description": as_string,
-    "owner": as_string,
-    "dialect": lambda p, w: as_string(p, w).lower(),
-    "grain": as_names,
-    "grains": as_names,
-    "tags": as_names,
-}
-#: Properties whose record field has another name.
-_FIELD = {"start": "start_ms", "end": "end_ms"}
-
-
-def _unknown_property(prop: Property, where: str) -> ModelDefinitionError:
-    known = sorted([*_READERS, "kind", "name"])
-    hint = difflib.get_close_matches(prop.key, known, n=1)
-    also = f"; did you mean {hint[0]!r}?" if hint else ""
-    return ModelDefinitionError(
-        f"{where}: line {prop.line}: unknown MODEL property {prop.key!r}{also} (supported: {', '.join(known)})"
-    )
+    names = set()
+    for t in ast.find_all(exp.Table):
+        if not t.name or macros.macro_table(t) or (not t.db and t.name.lower() in ctes):
+            continue
+        names.add(".".join(p.name.lower() for p in t.parts))
+    return tuple(sorted(names))

@@ -1,49 +1,56 @@
 """Fingerprints: a data hash (what the table holds) and a metadata hash (everything else).
 
 A change to the data hash means a new version whose table must be rebuilt; a
-metadata-only change keeps the table and its intervals.
+metadata-only change keeps the table and its intervals. Which property goes
+where is declared once, in the property tables (:mod:`pyspark_incr.model.properties`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+from typing import Mapping
 
-from pyspark_incr.model.definition import Model
+from pyspark_incr.model.definition import MODEL_PROPS, Model
+from pyspark_incr.model.properties import DATA, METADATA, fields_affecting
+
+_MODEL_DATA = fields_affecting(MODEL_PROPS, DATA)
+_MODEL_METADATA = tuple(f for f in fields_affecting(MODEL_PROPS, METADATA) if f not in ("grain", "grains", "dialect"))
 
 
-def data_hash(model: Model) -> str:
-    """Hash of what decides the rows: kind and its properties, the normalized query.
+def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
+    """Hash of what decides the rows: the normalized query, kind, data properties and the parents' data hashes.
 
     >>> from pyspark_incr.model.definition import parse_model
-    >>> a = parse_model("MODEL (name a.b, kind FULL, description 'x'); SELECT 1 AS x")
+    >>> a = parse_model("MODEL (name a.b, kind FULL, description 'x'); SELECT 1 AS x -- one")
     >>> b = parse_model("MODEL (name a.b, kind FULL, description 'y'); select   1 as x")
     >>> data_hash(a) == data_hash(b), metadata_hash(a) == metadata_hash(b)
     (True, False)
     >>> t = "MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{})); SELECT ds FROM x"
     >>> data_hash(parse_model(t.format(""))) == data_hash(parse_model(t.format(", batch_size 7")))
     True
+    >>> data_hash(a, {"s.p": "1"}) == data_hash(a, {"s.p": "2"})
+    False
     """
-    kind = {k: v for k, v in asdict(model.kind).items() if k not in model.kind.build_fields}
-    return _hash({"kind": model.kind.name, "kind_props": kind, "query": model.query})
+    kind = model.kind
+    return _hash({
+        "query": model.query,
+        "kind": kind.name,
+        "kind_props": {f: getattr(kind, f) for f in kind.__dataclass_fields__ if f not in kind.build_fields()},
+        "props": {f: getattr(model, f) for f in _MODEL_DATA},
+        "parents": sorted((parents or {}).items()),
+    })
 
 
 def metadata_hash(model: Model) -> str:
-    """Hash of the properties that change no row: schedule, description, grains, owner, tags, batching."""
-    return _hash(
-        {
-            "build": {k: getattr(model.kind, k) for k in model.kind.build_fields},
-            "cron": model.schedule.cron,
-            "unit": model.schedule.unit.value,
-            "start": model.start_ms,
-            "end": model.end_ms,
-            "description": model.description,
-            "grains": model.grains,
-            "owner": model.owner,
-            "tags": model.tags,
-        }
-    )
+    """Hash of the properties that change no row: schedule, docs, tags, grains, audits, batching."""
+    return _hash({
+        "cron": model.schedule.cron,
+        "unit": model.schedule.unit.value,
+        "grains": model.grains,
+        "build": {f: getattr(model.kind, f) for f in model.kind.build_fields()},
+        "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit")},
+    })
 
 
 def _hash(payload: dict) -> str:

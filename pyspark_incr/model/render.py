@@ -22,6 +22,7 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_datetime
+from pyspark_incr.model.macros import THIS_MODEL, macro_table
 
 #: Alias of the subquery the output filter wraps the model query in.
 QUERY_ALIAS = "__incr_query"
@@ -42,6 +43,7 @@ def macro_values(interval: Interval, execution_ms: int) -> dict[str, exp.Express
         values[f"{prefix}_dt"] = exp.cast(exp.Literal.string(ts + "+00:00"), "TIMESTAMP")
         values[f"{prefix}_millis"] = exp.Literal.number(ms)
         values[f"{prefix}_epoch"] = exp.Literal.number(dt.timestamp())
+        values[f"{prefix}_hour"] = exp.Literal.number(dt.hour)
     return values
 
 
@@ -52,10 +54,18 @@ def render_query(
     *,
     where: str,
     table_map: dict[str, exp.Table] | None = None,
+    this_table: exp.Table | None = None,
+    embedded: dict[str, str] | None = None,
 ) -> exp.Query:
-    """The model query with macros substituted and model references mapped to their tables."""
+    """The model query with runtime macros substituted and other models mapped to what this environment reads.
+
+    ``table_map`` maps model names to their tables; ``embedded`` maps EMBEDDED model
+    names to their queries, which are inlined as subqueries rendered for the same interval.
+    """
     ast = sqlglot.parse_one(query, read="spark")
     values = macro_values(interval, execution_ms)
+    if this_table is not None:
+        values[THIS_MODEL] = exp.Literal.string(this_table.sql("spark"))
 
     def substitute(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Parameter):
@@ -64,15 +74,25 @@ def render_query(
                 known = ", ".join("@" + k for k in sorted(values))
                 raise ModelDefinitionError(f"{where}: unknown macro @{node.name}; known macros: {known}")
             return values[name].copy()
-        if table_map and isinstance(node, exp.Table) and node.db and not node.catalog:
-            target = table_map.get(f"{node.db}.{node.name}".lower())
-            if target is not None:
-                mapped = target.copy()
-                mapped.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
-                return mapped
-        return node
+        if not isinstance(node, exp.Table) or node.catalog:
+            return node
+        alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
+        if macro_table(node) == THIS_MODEL and this_table is not None:
+            return _aliased(this_table.copy(), alias)
+        key = f"{node.db}.{node.name}".lower()
+        if node.db and embedded and key in embedded:
+            inner = render_query(embedded[key], interval, execution_ms, where=f"model {key} (embedded in {where})",
+                                 table_map=table_map, embedded=embedded)
+            return exp.Subquery(this=inner, alias=alias)
+        target = (table_map or {}).get(key) if node.db else None
+        return _aliased(target.copy(), alias) if target is not None else node
 
     return ast.transform(substitute)
+
+
+def _aliased(table: exp.Table, alias: exp.TableAlias) -> exp.Table:
+    table.set("alias", alias)
+    return table
 
 
 def time_bounds(interval: Interval, spark_type: str, fmt: str | None) -> tuple[exp.Expression, exp.Expression, bool]:

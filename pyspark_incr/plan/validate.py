@@ -26,7 +26,7 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
                    interval: Interval, execution_ms: int) -> None:
     """Every table ``model`` reads exists (or is a model), and Spark can analyze its query when its parents exist."""
     readable = True
-    for ref in model.references:
+    for ref in model.depends_on:
         target = table_map.get(ref)
         if target is not None:
             readable = readable and tables.exists(spark, target)

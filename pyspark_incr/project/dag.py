@@ -12,7 +12,7 @@ from pyspark_incr.model.definition import Model
 def parents(model: Model, names: Iterable[str]) -> list[str]:
     """The models among ``names`` that ``model`` reads."""
     known = set(names)
-    return [r for r in model.references if r in known and r != model.name]
+    return [r for r in model.depends_on if r in known and r != model.name]
 
 
 def topological(models: Iterable[Model]) -> list[Model]:

@@ -1,0 +1,108 @@
+"""What every kind record shares: its name, its property table, and how it is read from ``kind NAME (...)``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.time import format_time
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.block import KindSpec, Property
+from pyspark_incr.model.properties import BUILD, DATA, Prop, fields_affecting, read_properties
+from pyspark_incr.model.values import _value, as_bool, as_choice
+
+CHANGE_POLICY = ("error", "warn", "allow", "ignore")
+
+#: How a kind reacts to schema changes and restatements (SQLMesh's shared incremental properties).
+CHANGE_PROPS = (
+    Prop("forward_only", as_bool, BUILD),
+    Prop("on_destructive_change", as_choice(*CHANGE_POLICY), BUILD),
+    Prop("on_additive_change", as_choice(*CHANGE_POLICY), BUILD),
+    Prop("disable_restatement", as_bool, BUILD),
+)
+
+
+@dataclass(frozen=True)
+class KindBase:
+    """Base of the kind records; subclasses set the class attributes and their fields."""
+
+    name: ClassVar[str] = ""
+    #: True when the kind tracks time intervals (VIEW, EMBEDDED, EXTERNAL, SEED do not).
+    has_intervals: ClassVar[bool] = True
+    #: False for kinds defined without a query (SEED reads a CSV, EXTERNAL declares a table).
+    needs_query: ClassVar[bool] = True
+    #: False when nothing is materialized in the catalog (EMBEDDED, EXTERNAL).
+    materialized: ClassVar[bool] = True
+    props: ClassVar[tuple[Prop, ...]] = ()
+
+    @classmethod
+    def from_spec(cls, spec: KindSpec, where: str, dialect: str = "spark") -> "KindBase":
+        values = read_properties(spec.properties, cls.props, where, f"kind {cls.name}", spec.at)
+        return cls(**cls.finish(values, where, dialect, spec))
+
+    @classmethod
+    def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
+        """Cross-property checks and conversions, after every property was read."""
+        return values
+
+    @classmethod
+    def build_fields(cls) -> tuple[str, ...]:
+        """Fields that change how the model is built, never what it holds (kept out of the data hash)."""
+        return tuple(f for f in fields_affecting(cls.props, BUILD))
+
+    @classmethod
+    def data_fields(cls) -> tuple[str, ...]:
+        return fields_affecting(cls.props, DATA)
+
+
+_DIRECTIVE = re.compile(r"%(.)")
+_STRFTIME = set("aAwdbBmyYHIpMSfzZjUWcxXGuV%")
+_STRICT = re.compile(r"(%.)strict")
+
+
+def read_time_column(prop: Property, where: str) -> tuple[str, str | None]:
+    """``col`` or ``(col, 'format')``."""
+    v = _value(prop, where)
+    if isinstance(v, exp.Column) and not v.table:
+        return v.name, None
+    if isinstance(v, exp.Tuple) and len(v.expressions) == 2 and isinstance(v.expressions[0], exp.Column):
+        fmt = v.expressions[1]
+        if isinstance(fmt, exp.Literal) and fmt.is_string:
+            return v.expressions[0].name, fmt.this
+    raise ModelDefinitionError(
+        f"{where}: {prop.at}: time_column must be a column or (column, 'format'), got {prop.text!r}"
+    )
+
+
+def python_time_format(fmt: str, dialect: str, where: str) -> str:
+    """A time format as Python strftime: '%Y-%m-%d' stays, a dialect format ('yyyy-MM-dd') is converted.
+
+    >>> python_time_format("yyyyMMdd", "spark", "m"), python_time_format("%Y-%m-%d", "duckdb", "m")
+    ('%Y%m%d', '%Y-%m-%d')
+    >>> python_time_format("%Y-%q", "spark", "model m")
+    Traceback (most recent call last):
+    ...
+    pyspark_incr.errors.ModelDefinitionError: model m: time format '%Y-%q' has an unknown directive %q; use strftime directives like '%Y-%m-%d' or the dialect's own format
+    """
+    if "%" not in fmt:
+        d = Dialect.get_or_raise(dialect)
+        # sqlglot marks zero-padded Java patterns with a 'strict' suffix; strftime pads anyway.
+        converted = _STRICT.sub(r"\1", format_time(fmt, d.TIME_MAPPING, d.TIME_TRIE) or "")
+        if not converted or "%" not in converted:
+            raise ModelDefinitionError(
+                f"{where}: time format {fmt!r} has no date parts; use strftime directives like '%Y-%m-%d'"
+            )
+        fmt = converted
+    for directive in _DIRECTIVE.findall(fmt):
+        if directive not in _STRFTIME:
+            raise ModelDefinitionError(
+                f"{where}: time format {fmt!r} has an unknown directive %{directive}; use strftime directives "
+                "like '%Y-%m-%d' or the dialect's own format"
+            )
+    if fmt.endswith("%") and not fmt.endswith("%%"):
+        raise ModelDefinitionError(f"{where}: time format {fmt!r} ends with a lone '%'")
+    return fmt

@@ -1,0 +1,45 @@
+"""INCREMENTAL_BY_CURSOR (OndatraSQL's ``@incremental``): append rows above the high-water mark of a cursor column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sqlglot import exp
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.block import Property
+from pyspark_incr.model.kinds.base import KindBase
+from pyspark_incr.model.properties import DATA, Prop
+from pyspark_incr.model.values import _value, as_names
+
+
+def read_cursor_column(prop: Property, where: str) -> str:
+    names = as_names(prop, where)
+    if len(names) != 1:
+        raise ModelDefinitionError(f"{where}: {prop.at}: cursor_column must be one column, got {prop.text!r}")
+    return names[0]
+
+
+def read_initial_value(prop: Property, where: str) -> str:
+    """A literal (string, number or typed literal like TIMESTAMP '2024-01-01') kept as Spark SQL."""
+    v = _value(prop, where)
+    if isinstance(v, (exp.Literal, exp.Neg, exp.Cast, exp.Null)) or (isinstance(v, exp.Cast) and isinstance(v.this, exp.Literal)):
+        return v.sql("spark")
+    raise ModelDefinitionError(
+        f"{where}: {prop.at}: initial_value must be a literal like 0 or '2024-01-01', got {prop.text!r}"
+    )
+
+
+@dataclass(frozen=True)
+class IncrementalByCursorKind(KindBase):
+    name: ClassVar[str] = "INCREMENTAL_BY_CURSOR"
+    has_intervals: ClassVar[bool] = False
+    props: ClassVar[tuple[Prop, ...]] = (
+        Prop("cursor_column", read_cursor_column, DATA, required=True,
+             example="kind INCREMENTAL_BY_CURSOR (cursor_column updated_at)"),
+        Prop("initial_value", read_initial_value, DATA),
+    )
+
+    cursor_column: str
+    initial_value: str | None = None

@@ -1,0 +1,75 @@
+"""Kinds with few or no properties: FULL, VIEW, EMBEDDED, INCREMENTAL_UNMANAGED, SEED, EXTERNAL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pyspark_incr.model.kinds.base import KindBase
+from pyspark_incr.model.properties import BUILD, DATA, Prop
+from pyspark_incr.model.values import as_bool, as_int, as_literal_mapping, as_string
+
+
+@dataclass(frozen=True)
+class FullKind(KindBase):
+    """Rebuilt completely whenever a new interval is due."""
+
+    name: ClassVar[str] = "FULL"
+
+
+@dataclass(frozen=True)
+class ViewKind(KindBase):
+    """A Spark view over the query; nothing is stored, nothing is backfilled."""
+
+    name: ClassVar[str] = "VIEW"
+    has_intervals: ClassVar[bool] = False
+    props: ClassVar[tuple[Prop, ...]] = (Prop("materialized", as_bool, DATA),)
+
+    materialized: bool = False
+
+
+@dataclass(frozen=True)
+class EmbeddedKind(KindBase):
+    """No table: the query is inlined into every model that reads it."""
+
+    name: ClassVar[str] = "EMBEDDED"
+    has_intervals: ClassVar[bool] = False
+    materialized: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class IncrementalUnmanagedKind(KindBase):
+    """Append-only: each run appends the query's output."""
+
+    name: ClassVar[str] = "INCREMENTAL_UNMANAGED"
+    props: ClassVar[tuple[Prop, ...]] = (Prop("insert_overwrite", as_bool, DATA),)
+
+    insert_overwrite: bool = False
+
+
+@dataclass(frozen=True)
+class SeedKind(KindBase):
+    """A table loaded from a CSV file of the project (``path`` relative to the model file)."""
+
+    name: ClassVar[str] = "SEED"
+    has_intervals: ClassVar[bool] = False
+    needs_query: ClassVar[bool] = False
+    props: ClassVar[tuple[Prop, ...]] = (
+        Prop("path", as_string, DATA, required=True, example="kind SEED (path '../seeds/items.csv')"),
+        Prop("csv_settings", as_literal_mapping, DATA),
+        Prop("batch_size", as_int(1), BUILD),
+    )
+
+    path: str
+    csv_settings: tuple[tuple[str, str], ...] = ()
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
+class ExternalKind(KindBase):
+    """A table built elsewhere; declared so its columns and time column are known."""
+
+    name: ClassVar[str] = "EXTERNAL"
+    has_intervals: ClassVar[bool] = False
+    needs_query: ClassVar[bool] = False
+    materialized: ClassVar[bool] = False

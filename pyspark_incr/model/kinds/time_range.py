@@ -1,0 +1,40 @@
+"""INCREMENTAL_BY_TIME_RANGE: each interval's rows are replaced by the query run for that interval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pyspark_incr.model.block import KindSpec
+from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase, python_time_format, read_time_column
+from pyspark_incr.model.properties import BUILD, DATA, Prop
+from pyspark_incr.model.values import as_int
+
+
+@dataclass(frozen=True)
+class IncrementalByTimeRangeKind(KindBase):
+    name: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
+    props: ClassVar[tuple[Prop, ...]] = (
+        Prop("time_column", read_time_column, DATA, ("time_column", "time_column_format"), required=True,
+             example="kind INCREMENTAL_BY_TIME_RANGE (time_column ds)"),
+        Prop("batch_size", as_int(1), BUILD),
+        Prop("batch_concurrency", as_int(1), BUILD),
+        Prop("lookback", as_int(0), BUILD),
+        *CHANGE_PROPS,
+    )
+
+    time_column: str
+    time_column_format: str | None = None
+    batch_size: int | None = None
+    batch_concurrency: int | None = None
+    lookback: int | None = None
+    forward_only: bool = False
+    on_destructive_change: str = "error"
+    on_additive_change: str = "allow"
+    disable_restatement: bool = False
+
+    @classmethod
+    def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
+        if values.get("time_column_format"):
+            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, where)
+        return values

@@ -1,0 +1,136 @@
+"""SQLMesh macros in a model query.
+
+Two stages. At parse time, ``@DEF(name, value)`` statements and project
+variables (``@name``, ``@VAR('name'[, default])``) are substituted, because they
+never change between runs (and so belong to the data fingerprint). What remains
+are the runtime macros: the time macros (``@start_ds``, ...) and ``@this_model``,
+substituted by :mod:`pyspark_incr.model.render` for each interval.
+
+>>> import sqlglot
+>>> stmts = sqlglot.parse(hide_macros("@DEF(n, 3); SELECT @n AS n, @VAR('region', 'eu') AS r, @start_ds AS d"), read="duckdb")
+>>> resolve_variables(stmts, {}, "model m").sql("spark")
+"SELECT 3 AS n, 'eu' AS r, ${start_ds} AS d"
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from pyspark_incr.errors import ModelDefinitionError
+
+#: Prefix of the identifiers that stand in for ``@macro`` while a query is parsed in its own dialect.
+PREFIX = "__incr_macro__"
+THIS_MODEL = "this_model"
+_SUFFIXES = ("ds", "ts", "date", "dt", "millis", "epoch", "hour")
+#: Names of the macros substituted at run time.
+RUNTIME = frozenset({f"{p}_{s}" for p in ("start", "end", "execution") for s in _SUFFIXES} | {THIS_MODEL})
+
+
+def hide_macros(text: str) -> str:
+    """``@name`` -> a plain identifier, so dialects where ``@`` is an operator (DuckDB's abs) keep macros.
+
+    >>> hide_macros("SELECT '@x', @start_ds -- @y")
+    "SELECT '@x', __incr_macro__start_ds -- @y"
+    """
+    tokens = Dialect.get_or_raise("spark").tokenize(text)
+    out, last = [], 0
+    for at, name in zip(tokens, tokens[1:]):
+        if at.text == "@" and name.start == at.end + 1 and name.text.isidentifier():
+            out += [text[last : at.start], PREFIX]
+            last = at.end + 1
+    return "".join(out) + text[last:]
+
+
+def resolve_variables(statements: list[exp.Expression], project_vars: dict[str, Any], where: str) -> exp.Expression:
+    """The one query of ``statements`` with ``@DEF`` and project variables substituted.
+
+    Statements before the query must be ``@DEF(name, value)``; any macro left that is
+    not a runtime macro is an error naming it.
+    """
+    *defs, query = statements
+    variables = {k.lower(): _literal(v) for k, v in project_vars.items()}
+    for statement in defs:
+        name, value = _definition(statement, where)
+        variables[name] = value
+
+    def substitute(node: exp.Expression) -> exp.Expression:
+        macro = _macro_name(node)
+        if macro is None:
+            return node
+        if isinstance(node, exp.Anonymous):
+            if macro != "var":
+                raise _unknown(macro, variables, where)
+            return _var_call(node, variables, where)
+        if macro in variables:
+            return variables[macro].copy()
+        if macro in RUNTIME:
+            return exp.Parameter(this=exp.var(macro)) if not isinstance(node, exp.Table) else node
+        raise _unknown(macro, variables, where)
+
+    return query.transform(substitute)
+
+
+def is_definition(statement: exp.Expression) -> bool:
+    """True for an ``@DEF(...)`` statement."""
+    return isinstance(statement, exp.Anonymous) and _macro_name(statement) == "def"
+
+
+def macro_table(node: exp.Expression) -> str | None:
+    """The macro a table reference stands for (``FROM @this_model``), else None."""
+    return _macro_name(node) if isinstance(node, exp.Table) else None
+
+
+def _macro_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Anonymous):
+        name = node.name
+    elif isinstance(node, exp.Column) and not node.table:
+        name = node.name
+    elif isinstance(node, exp.Table) and not node.db:
+        name = node.name
+    else:
+        return None
+    return name[len(PREFIX) :].lower() if name.lower().startswith(PREFIX) else None
+
+
+def _definition(statement: exp.Expression, where: str) -> tuple[str, exp.Expression]:
+    args = statement.expressions if isinstance(statement, exp.Anonymous) else []
+    if not is_definition(statement) or len(args) != 2 or not isinstance(args[0], exp.Column):
+        raise ModelDefinitionError(
+            f"{where}: only @DEF(name, value) statements may come before the query, found {statement.sql()[:60]!r}"
+        )
+    return args[0].name.lower(), args[1]
+
+
+def _var_call(node: exp.Anonymous, variables: dict[str, exp.Expression], where: str) -> exp.Expression:
+    args = node.expressions
+    if not args or not isinstance(args[0], exp.Literal) or not args[0].is_string or len(args) > 2:
+        raise ModelDefinitionError(f"{where}: @VAR takes a quoted variable name and an optional default, e.g. @VAR('region', 'eu')")
+    name = args[0].this.lower()
+    if name in variables:
+        return variables[name].copy()
+    if len(args) == 2:
+        return args[1].copy()
+    raise ModelDefinitionError(
+        f"{where}: variable {name!r} is not defined; define it under variables: in config.yaml, "
+        "with @DEF, or give @VAR a default"
+    )
+
+
+def _literal(value: Any) -> exp.Expression:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        return exp.Literal.number(value)
+    if value is None:
+        return exp.Null()
+    return exp.Literal.string(str(value))
+
+
+def _unknown(name: str, variables: dict[str, Any], where: str) -> ModelDefinitionError:
+    known = sorted({*RUNTIME, *variables, "DEF", "VAR"})
+    return ModelDefinitionError(
+        f"{where}: unknown macro @{name}; known macros and variables: {', '.join('@' + k for k in known)}"
+    )
