@@ -65,6 +65,8 @@ class Model:
     audits: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     #: Tables the query reads (after CTE resolution), lowercased ``schema.table``.
     depends_on: tuple[str, ...] = ()
+    #: Hash of data the model loads from outside its definition (a SEED's CSV); part of the data fingerprint.
+    content_hash: str | None = None
     definition: str = field(default="", compare=False)
     source: str = field(default="registry", compare=False)
 
@@ -195,7 +197,7 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
             f"@DEF(...) statements; found {len(queries)} other statement(s)"
         )
     ast = macros.resolve_variables(statements, variables, where)
-    return ast.sql(dialect="spark", comments=False), _tables_read(ast)
+    return ast.sql(dialect="spark", comments=False), tables_read(ast)
 
 
 def _query_error_at(error: Exception, query_line: int) -> str:
@@ -207,7 +209,7 @@ def _query_error_at(error: Exception, query_line: int) -> str:
     return f"line {query_line + line - 1}, column {col}"
 
 
-def _tables_read(ast: exp.Expression) -> tuple[str, ...]:
+def tables_read(ast: exp.Expression) -> tuple[str, ...]:
     """Tables a query reads, excluding CTE names and ``@this_model``."""
     ctes = {c.alias_or_name.lower() for c in ast.find_all(exp.CTE)}
     names = set()

@@ -35,6 +35,7 @@ def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
     kind = model.kind
     return _hash({
         "query": model.query,
+        "content": model.content_hash,
         "kind": kind.name,
         "kind_props": {f: getattr(kind, f) for f in kind.__dataclass_fields__ if f not in kind.build_fields()},
         "props": {f: getattr(model, f) for f in _MODEL_DATA},

@@ -6,7 +6,8 @@ A plan is an immutable record; ``incr.plan`` shows it, ``incr.apply`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+
 from sqlglot import exp
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -14,9 +15,9 @@ from pyspark_incr.model.definition import Model, parse_model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.plan.environment import table_for
 from pyspark_incr.plan.sources import Desired, select
-from pyspark_incr.project.dag import topological
+from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
-from pyspark_incr.writers import tables, writer_for
+from pyspark_incr.writers import can_build, tables, writer_for
 
 #: Change categories, in the words the plan shows.
 ADDED, CHANGED, METADATA, UNCHANGED, REMOVED = "added", "changed", "metadata", "unchanged", "removed"
@@ -37,23 +38,32 @@ class ModelPlan:
     """One model's part of a plan."""
 
     name: str
-    model: Model | None
+    model: Model
     change: str
     reason: str
     fingerprint: str
     metadata_hash: str
     source: str
-    table: exp.Table
-    start_ms: int | None
-    expected: Interval | None
-    missing: IntervalSet
-    batches: tuple[Interval, ...]
+    #: Where the environment reads the model: its table, the external table, or None when inlined (EMBEDDED).
+    table: exp.Table | None
+    start_ms: int | None = None
+    expected: Interval | None = None
+    missing: IntervalSet = field(default_factory=IntervalSet)
+    batches: tuple[Interval, ...] = ()
     #: The physical table must be (re)created and everything rebuilt: a new version, or its table is gone.
     rebuild: bool = False
 
     @property
     def kind(self) -> str:
         return self.model.kind.name if self.model else ""
+
+    @property
+    def builds_object(self) -> bool:
+        return self.model.kind.builds_object
+
+    @property
+    def table_name(self) -> str | None:
+        return self.table.sql("spark") if self.table is not None else None
 
 
 @dataclass(frozen=True)
@@ -63,98 +73,119 @@ class Plan:
     models: tuple[ModelPlan, ...]
     #: Every model this environment knows (planned or not), mapped to the table it reads it from.
     table_map: dict[str, exp.Table]
+    #: EMBEDDED models' queries, inlined wherever they are read.
+    embedded: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def unbuildable(self) -> list[ModelPlan]:
+        """Models this version cannot materialize, which would have to be built."""
+        return [m for m in self.models if m.change != REMOVED and m.rebuild and not can_build(m.model)]
 
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None) -> Plan:
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply)."""
     current = store.environment(env)
     chosen = select(sorted(set(desired.models) | set(current)), pattern)
+    known = {**{n: parse_model(e.definition) for n, e in current.items()}, **desired.models}
+    context = _Context(store, env, window, known)
     plans: list[ModelPlan] = []
-    coverage = _Coverage(store)
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
-        change, reason = _categorize(model, entry)
         if model.name not in chosen:
             if entry is None:
                 continue
-            model, change, reason = parse_model(entry.definition), UNCHANGED, "not selected"
-            source = entry.source
+            model = known[model.name] = parse_model(entry.definition)
+            plans.append(context.model_plan(model, entry, entry.source, applied=True))
         else:
-            source = desired.source[model.name]
-        plans.append(_model_plan(model, entry, change, reason, source, env, window, coverage))
+            plans.append(context.model_plan(model, entry, desired.source[model.name]))
     for name, entry in sorted(current.items()):
         if name not in desired.models and name in chosen and entry.source in desired.sources:
-            plans.append(
-                ModelPlan(name, None, REMOVED, f"no longer defined in {entry.source}", entry.fingerprint,
-                          entry.metadata_hash, entry.source, table_for(name, env), None, None, IntervalSet(), ())
-            )
-    known = set(desired.models) | set(current)
-    return Plan(env, window, tuple(plans), {name: table_for(name, env) for name in known})
+            plans.append(ModelPlan(name, known[name], REMOVED, f"no longer defined in {entry.source}",
+                                   entry.fingerprint, entry.metadata_hash, entry.source, context.target(known[name])))
+    return context.plan(plans)
 
 
 def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -> Plan:
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run)."""
     current = store.environment(env)
     chosen = select(sorted(current), pattern)
-    coverage = _Coverage(store)
-    models = topological(parse_model(e.definition) for e in current.values())
-    return Plan(
-        env,
-        window,
-        tuple(
-            _model_plan(m, current[m.name], UNCHANGED, "", current[m.name].source, env, window, coverage)
-            for m in models
-            if m.name in chosen
-        ),
-        {name: table_for(name, env) for name in current},
-    )
+    known = {n: parse_model(e.definition) for n, e in current.items()}
+    context = _Context(store, env, window, known)
+    plans = [context.model_plan(m, current[m.name], current[m.name].source, applied=True)
+             for m in topological(known.values())]
+    return context.plan([p for p in plans if p.name in chosen])
 
 
-def _categorize(model: Model, entry: EnvEntry | None) -> tuple[str, str]:
-    if entry is None:
-        return ADDED, "new model"
-    if entry.fingerprint != data_hash(model):
-        return CHANGED, "query or kind changed: rebuild"
-    if entry.metadata_hash != metadata_hash(model):
-        return METADATA, "metadata changed: no rebuild"
-    return UNCHANGED, ""
+class _Context:
+    """What planning one environment needs: state, the known models and their data hashes so far."""
 
+    def __init__(self, store: StateStore, env: str, window: Window, known: dict[str, Model]) -> None:
+        self.spark, self.env, self.window, self.known = store.spark, env, window, known
+        self.coverage = store.coverage()
+        self.hashes: dict[str, str] = {}
 
-class _Coverage:
-    """Built intervals per model version, where the physical table still exists."""
+    def target(self, model: Model) -> exp.Table | None:
+        if model.kind.name == "EMBEDDED":
+            return None
+        if not model.kind.builds_object:
+            return exp.to_table(model.name)
+        return table_for(model.name, self.env)
 
-    def __init__(self, store: StateStore) -> None:
-        self.spark = store.spark
-        self.sets = store.coverage()
+    def plan(self, plans: list[ModelPlan]) -> Plan:
+        table_map = {name: t for name, m in self.known.items() if (t := self.target(m)) is not None}
+        embedded = {name: m.query for name, m in self.known.items() if m.kind.name == "EMBEDDED" and m.query}
+        return Plan(self.env, self.window, tuple(plans), table_map, embedded)
 
-    def built(self, table: exp.Table, fingerprint: str) -> IntervalSet | None:
+    def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False) -> ModelPlan:
+        """The plan of one model; ``applied`` keeps the version the environment holds (run, unselected models)."""
+        if applied:
+            fingerprint, (change, reason) = entry.fingerprint, (UNCHANGED, "")
+        else:
+            fingerprint = data_hash(model, {p: self.hashes[p] for p in parents(model, self.hashes)})
+            change, reason = _categorize(model, fingerprint, entry)
+        self.hashes[model.name] = fingerprint
+        table = self.target(model)
+        start = _effective_start(model, entry, self.window)
+        plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table, start,
+                         rebuild=change in (ADDED, CHANGED))
+        if not can_build(model):
+            return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
+        if not model.kind.has_intervals or table is None or not model.kind.builds_object:
+            return plan
+        return self._intervals(plan)
+
+    def _intervals(self, plan: ModelPlan) -> ModelPlan:
+        model, window = plan.model, self.window
+        expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
+                                           ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
+        rebuild, reason = plan.rebuild, plan.reason
+        built = IntervalSet() if rebuild else self._built(plan.table, plan.fingerprint)
+        if built is None:
+            built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
+        missing = (IntervalSet([expected]) - built).intersection(IntervalSet([_restriction(model, window)]))
+        batches = tuple(writer_for(model).plan_batches(model, expected, missing))
+        return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason)
+
+    def _built(self, table: exp.Table, fingerprint: str) -> IntervalSet | None:
         """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""
-        built = self.sets.get((table.sql("spark"), fingerprint), IntervalSet())
+        built = self.coverage.get((table.sql("spark"), fingerprint), IntervalSet())
         if built and not tables.exists(self.spark, table):
             return None
         return built
 
 
-def _model_plan(
-    model: Model, entry: EnvEntry | None, change: str, reason: str, source: str, env: str,
-    window: Window, coverage: _Coverage,
-) -> ModelPlan:
-    table = table_for(model.name, env)
-    fingerprint = data_hash(model)
-    start = _effective_start(model, entry, window)
-    expected = None
-    missing = IntervalSet()
-    batches: tuple[Interval, ...] = ()
-    rebuild = change in (ADDED, CHANGED)
-    if model.kind.has_intervals:
-        expected = model.schedule.expected(start, model.end_ms, window.execution_ms, ignore_cron=window.ignore_cron)
-        built = IntervalSet() if rebuild else coverage.built(table, fingerprint)
-        if built is None:
-            built, rebuild, reason = IntervalSet(), True, f"table {table.sql('spark')} is missing: rebuild"
-        missing = (IntervalSet([expected]) - built).intersection(IntervalSet([_restriction(model, window)]))
-        batches = tuple(writer_for(model).plan_batches(model, expected, missing))
-    return ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table,
-                     start, expected, missing, batches, rebuild)
+def _join(a: str, b: str) -> str:
+    return f"{a}; {b}" if a else b
+
+
+def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:
+    if entry is None:
+        return ADDED, "new model"
+    if entry.fingerprint != fingerprint:
+        return CHANGED, "query, kind or a parent changed: rebuild"
+    if entry.metadata_hash != metadata_hash(model):
+        return METADATA, "metadata changed: no rebuild"
+    return UNCHANGED, ""
 
 
 def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> int:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.model.definition import Model, parse_model
-from pyspark_incr.project.loader import load_project
+from pyspark_incr.project.loader import Project, with_content_hash
 from pyspark_incr.state.store import StateStore
 
 REGISTRY = "registry"
@@ -24,14 +23,14 @@ class Desired:
     sources: frozenset[str]
 
 
-def desired_models(store: StateStore, project: str | None) -> Desired:
+def desired_models(store: StateStore, project: Project | None) -> Desired:
     """Registry models, plus the project's when ``project`` is given; a name in both is an error."""
-    models = {name: parse_model(text) for name, text in store.registry().items()}
+    models = {name: with_content_hash(parse_model(text)) for name, text in store.registry().items()}
     source = {name: REGISTRY for name in models}
     sources = {REGISTRY}
-    if project:
-        root = str(Path(project).expanduser().resolve())
-        for model in load_project(root):
+    if project is not None:
+        root = str(project.root.resolve())
+        for model in project.models:
             if model.name in models:
                 raise ModelDefinitionError(
                     f"model {model.name} is both registered with incr.create_model and defined in "

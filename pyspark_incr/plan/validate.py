@@ -1,33 +1,52 @@
-"""Checks a plan must pass before anything is changed: every table a query reads exists, every query analyzes."""
+"""Checks a plan must pass before anything is changed: every model can be built, every table a
+query reads exists, every query analyzes."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
-from pyspark_incr.errors import ModelQueryError
+from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
-from pyspark_incr.model.definition import Model
+from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan.planner import Plan, sample_interval
-from pyspark_incr.writers import tables
+from pyspark_incr.writers import tables, writer_for
 from pyspark_incr.writers.base import BuildContext
 
 
 def validate(spark: Any, plan: Plan) -> None:
-    """Raise on the first model to be (re)built whose query cannot run; changes nothing."""
+    """Raise on the first model to be (re)built that cannot be; changes nothing."""
+    for mp in plan.unbuildable:
+        raise ModelDefinitionError(
+            f"model {mp.name}: kind {mp.kind} cannot be built by this version of pyspark-incr yet; "
+            "incr.plan lists it, but apply and run need a supported kind (FULL, VIEW, INCREMENTAL_BY_TIME_RANGE, "
+            "INCREMENTAL_UNMANAGED, SEED, EMBEDDED, EXTERNAL)"
+        )
+    externals = {m.name for m in plan.models if m.model.kind.name == "EXTERNAL"}
     for mp in plan.models:
-        if mp.model is not None and mp.rebuild:
-            validate_model(spark, mp.model, mp.table, plan.table_map, sample_interval(mp, plan.window),
-                           plan.window.execution_ms)
+        if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
+            continue
+        writer_for(mp.model).check(mp.model)
+        validate_model(spark, mp.model, mp.table, plan.table_map, sample_interval(mp, plan.window),
+                       plan.window.execution_ms, plan.embedded, externals)
 
 
 def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[str, exp.Table],
-                   interval: Interval, execution_ms: int) -> None:
+                   interval: Interval, execution_ms: int, embedded: dict[str, str] | None = None,
+                   externals: set[str] = frozenset()) -> None:
     """Every table ``model`` reads exists (or is a model), and Spark can analyze its query when its parents exist."""
+    if model.query is None:
+        return
+    embedded = embedded or {}
     readable = True
-    for ref in model.depends_on:
+    for ref in _reads(model.depends_on, embedded):
         target = table_map.get(ref)
+        if ref in externals and not tables.exists(spark, target):
+            raise ModelQueryError(
+                f"model {model.name} reads external model {ref}, whose table does not exist; create it first"
+            )
         if target is not None:
             readable = readable and tables.exists(spark, target)
         elif not spark.catalog.tableExists(ref):
@@ -36,5 +55,20 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
                 f"create the table or define a model named {ref}"
             )
     if readable:
-        ctx = BuildContext(spark, model, table, execution_ms, table_map)
+        ctx = BuildContext(spark, model, table, execution_ms, table_map, embedded)
         ctx.dataframe(ctx.query(interval))
+
+
+def _reads(depends_on: tuple[str, ...], embedded: dict[str, str]) -> list[str]:
+    """Tables read, looking through EMBEDDED models to what they read."""
+    out, todo, seen = [], list(depends_on), set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref in embedded:
+            todo += tables_read(sqlglot.parse_one(embedded[ref], read="spark"))
+        else:
+            out.append(ref)
+    return out

@@ -7,6 +7,7 @@ from typing import Any
 from pyspark_incr.plan.planner import Plan, plan_changes
 from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
+from pyspark_incr.project.loader import load
 from pyspark_incr.procedures.common import (
     BATCH_OUTPUT, END, ENV, EXECUTION_TIME, PROJECT, SELECT, START, batch_rows, env_arg, ts, window_arg,
 )
@@ -32,8 +33,9 @@ PLAN_OUTPUT = (
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
           end: str | None, execution_time: str | None) -> tuple[StateStore, Plan]:
-    store = StateStore(spark)
-    plan = plan_changes(store, desired_models(store, project), env_arg(spark, env),
+    loaded = load(project) if project else None
+    store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
+    plan = plan_changes(store, desired_models(store, loaded), env_arg(spark, env),
                         window_arg(start, end, execution_time), select)
     validate(spark, plan)
     return store, plan
@@ -50,10 +52,10 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     _, the_plan = _plan(spark, **args)
     rows = []
     for mp in the_plan.models:
-        table = mp.table.sql("spark")
+        table = mp.table_name or "(inlined into its children)"
         ranges = list(mp.missing) or [None]
         for r in ranges:
-            count = mp.model.schedule.unit.count(r.start, r.end) if r and mp.model else 0
+            count = mp.model.schedule.unit.count(r.start, r.end) if r else 0
             jobs = sum(1 for b in mp.batches if r and b.start < r.end and r.start < b.end)
             rows.append((mp.name, mp.kind, mp.change, mp.reason or None, ts(r.start if r else None),
                          ts(r.end if r else None), count, jobs, table))

@@ -41,7 +41,7 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     output=(
         Column("model", "string", "Model name."),
         Column("kind", "string", "Model kind."),
-        Column("state", "string", "covered or missing (VIEW models: view)."),
+        Column("state", "string", "covered or missing; for kinds without intervals, the kind (view, seed, embedded, ...)."),
         Column("start", "timestamp", "Range start (UTC, inclusive)."),
         Column("end", "timestamp", "Range end (UTC, exclusive)."),
         Column("intervals", "bigint", "Number of intervals in the range."),
@@ -61,9 +61,9 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
     for mp in plan.models:
         if wanted and mp.name != wanted:
             continue
-        table = mp.table.sql("spark")
-        if mp.expected is None:
-            rows.append((mp.name, mp.kind, "view", None, None, 0, table))
+        table = mp.table_name
+        if mp.expected is None:  # no intervals to track: say what the model is instead
+            rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table))
             continue
         built = coverage.get((table, mp.fingerprint), IntervalSet())
         unit = mp.model.schedule.unit

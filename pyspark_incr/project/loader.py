@@ -1,15 +1,33 @@
-"""Loading a project directory: every ``models/**/*.sql`` file is one model."""
+"""Loading a project directory.
+
+``models/**/*.sql`` (one model per file; hidden folders skipped), ``seeds/``
+(CSV files SEED models point at), ``external_models.yaml`` and ``config.yaml``
+(model defaults, variables, plugin settings).
+"""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.project.config import ProjectConfig, load_config
+from pyspark_incr.project.external import load_external_models
 
 
-def load_project(path: str | Path) -> list[Model]:
-    """Parse every model file of the project at ``path`` (hidden folders skipped); names must be unique."""
+@dataclass(frozen=True)
+class Project:
+    """A loaded project: its models and its config."""
+
+    root: Path
+    models: tuple[Model, ...]
+    config: ProjectConfig = field(default_factory=ProjectConfig)
+
+
+def load(path: str | Path) -> Project:
+    """Load the project at ``path``: every model, with config defaults and variables applied."""
     root = Path(path).expanduser()
     models_dir = root / "models"
     if not models_dir.is_dir():
@@ -17,14 +35,49 @@ def load_project(path: str | Path) -> list[Model]:
             f"project {str(path)!r}: no models/ directory there; pass the project root "
             "(the directory holding models/*.sql)"
         )
+    config = load_config(root)
+    if config.settings.get("physical_schema"):
+        raise ModelDefinitionError(
+            f"{root / 'config.yaml'}: incr.physical_schema takes effect with virtual environments, which this "
+            "version does not have yet (each environment keeps its own tables); remove the setting"
+        )
     models: dict[str, Model] = {}
-    for file in sorted(models_dir.rglob("*.sql")):
-        if any(part.startswith(".") for part in file.relative_to(models_dir).parts):
-            continue  # hidden folders hold editor and notebook copies (.ipynb_checkpoints), not models
-        model = parse_model(file.read_text(encoding="utf-8"), source=str(file))
+    files = [f for f in sorted(models_dir.rglob("*.sql"))
+             if not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
+    defaults = dict(config.model_defaults)
+    if config.settings.get("table_format"):
+        defaults.setdefault("table_format", config.settings["table_format"].lower())
+    parsed = [parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables) for f in files]
+    external = load_external_models(root, config.model_defaults.get("dialect", "spark"))
+    for model in [*parsed, *external]:
         if model.name in models:
             raise ModelDefinitionError(
-                f"model {model.name} is defined twice: {models[model.name].source} and {file}; rename one"
+                f"model {model.name} is defined twice: {models[model.name].source} and {model.source}; rename one"
             )
-        models[model.name] = model
-    return list(models.values())
+        models[model.name] = with_content_hash(model)
+    return Project(root, tuple(m for m in models.values() if m.enabled), config)
+
+
+def load_project(path: str | Path) -> list[Model]:
+    """The enabled models of the project at ``path``."""
+    return list(load(path).models)
+
+
+def with_content_hash(model: Model) -> Model:
+    """A SEED model with the hash of its CSV, so an edited file is a data change; other models as they are."""
+    if model.kind.name != "SEED":
+        return model
+    path = seed_path(model)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError as e:
+        raise ModelDefinitionError(f"model {model.name}: seed file {path} cannot be read ({e.strerror})") from None
+    return replace(model, content_hash=digest)
+
+
+def seed_path(model: Model) -> Path:
+    """The CSV of a SEED model: relative to its model file, or to the working directory for registered models."""
+    path = Path(model.kind.path).expanduser()
+    if not path.is_absolute() and model.source != "registry":
+        path = Path(model.source).parent / path
+    return path.resolve()

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.plan.planner import REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
+from pyspark_incr.plan.planner import METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
@@ -63,13 +63,18 @@ class Executor:
 
     def _remove(self, mp: ModelPlan) -> None:
         started = time.monotonic()
-        tables.drop(self.spark, mp.table)
+        if mp.builds_object:  # an EXTERNAL model's table is not ours to drop
+            tables.drop(self.spark, mp.table)
         self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "remove")])
-        self._result(mp, "drop", None, "ok", time.monotonic() - started)
+        self._result(mp, "drop" if mp.builds_object else "forget", None, "ok", time.monotonic() - started)
 
     def _build(self, mp: ModelPlan) -> None:
+        if not mp.builds_object:
+            if mp.change != UNCHANGED:
+                self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
+            return
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
-                           self.plan.table_map, rebuild=mp.rebuild)
+                           self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild)
         writer = writer_for(mp.model)
         started = time.monotonic()
         prepared = mp.rebuild or not tables.exists(self.spark, mp.table)
@@ -78,6 +83,8 @@ class Executor:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 if mp.rebuild:
                     self._record_intervals(mp, _ALL_TIME, "remove")
+            elif mp.change == METADATA:
+                writer.document(ctx, sample_interval(mp, self.plan.window))
             if mp.change != UNCHANGED:
                 self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
@@ -114,13 +121,13 @@ class Executor:
     def _env_row(self, mp: ModelPlan, op: str) -> dict:
         return {
             "env": self.plan.env, "model": mp.name, "fingerprint": mp.fingerprint,
-            "metadata_hash": mp.metadata_hash, "definition": mp.model.definition if mp.model else "",
-            "source": mp.source, "table_name": mp.table.sql("spark"), "start_ms": mp.start_ms, "op": op,
+            "metadata_hash": mp.metadata_hash, "definition": mp.model.definition,
+            "source": mp.source, "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op,
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,
                 seconds: float, message: str = "") -> None:
-        count = mp.model.schedule.unit.count(interval.start, interval.end) if interval and mp.model else 0
+        count = mp.model.schedule.unit.count(interval.start, interval.end) if interval else 0
         result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message)
         self.results.append(result)
         now = time.time()

@@ -36,9 +36,9 @@ class EnvEntry:
 class StateStore:
     """The state of one Spark session's catalog, in schema ``spark.incr.stateSchema``."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: Any, schema: str | None = None) -> None:
         self.spark = spark
-        self.schema = setting(spark, STATE_SCHEMA)
+        self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
 
     def ensure(self) -> None:

@@ -12,10 +12,13 @@ from typing import Any, ClassVar, Protocol
 
 from sqlglot import exp
 
-from pyspark_incr.errors import ModelQueryError
+import sqlglot
+
+from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
+from pyspark_incr.writers import docs
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class BuildContext:
     execution_ms: int
     #: Other models' names mapped to the tables this environment reads them from.
     table_map: dict[str, exp.Table] = field(default_factory=dict)
+    #: EMBEDDED models' queries, inlined where they are read.
+    embedded: dict[str, str] = field(default_factory=dict)
     #: True when the physical table holds another version (or is gone) and must be recreated.
     rebuild: bool = False
 
@@ -38,7 +43,8 @@ class BuildContext:
     def query(self, interval: Interval) -> exp.Query:
         """The model query rendered for ``interval`` in this environment."""
         return render_query(
-            self.model.query, interval, self.execution_ms, where=f"model {self.model.name}", table_map=self.table_map
+            self.model.query, interval, self.execution_ms, where=f"model {self.model.name}",
+            table_map=self.table_map, this_table=self.table, embedded=self.embedded,
         )
 
     def dataframe(self, query: exp.Expression) -> Any:
@@ -62,6 +68,57 @@ class Writer(Protocol):
 
     def write(self, ctx: BuildContext, interval: Interval) -> None:
         """Build one batch; the interval's rows must be exactly the query's output for it."""
+
+    def check(self, model: Model) -> None:
+        """Raise when this version cannot build the model's layout (format, partitioning)."""
+
+    def document(self, ctx: BuildContext, interval: Interval) -> None:
+        """Apply a metadata-only change (comments, tags) to the existing object."""
+
+
+#: Storage formats Spark writes without extra packages.
+STORAGE_FORMATS = ("parquet", "orc")
+
+
+class TableWriter:
+    """What the writers of stored tables share: which layouts they can build, and documenting the table."""
+
+    kind: ClassVar[str] = ""
+
+    def partition_columns(self, model: Model) -> tuple[str, ...]:
+        """Columns the table is partitioned by."""
+        return model.partitioned_by
+
+    def check(self, model: Model) -> None:
+        """Refuse, before anything changes, a layout this version cannot build."""
+        where = f"model {model.name}"
+        if model.table_format not in (None, "parquet"):
+            raise ModelDefinitionError(
+                f"{where}: table_format {model.table_format} is not supported by this version yet; "
+                "use table_format parquet (the default)"
+            )
+        if model.storage_format and model.storage_format.lower() not in STORAGE_FORMATS:
+            raise ModelDefinitionError(
+                f"{where}: storage_format {model.storage_format!r} is not one of {', '.join(STORAGE_FORMATS)}"
+            )
+        if model.clustered_by:
+            raise ModelDefinitionError(
+                f"{where}: clustered_by needs a Delta or Iceberg table (clustering), which this version cannot "
+                "build yet; remove clustered_by"
+            )
+        for column in model.partitioned_by:
+            if not exp.to_identifier(column).name or not _is_column(column):
+                raise ModelDefinitionError(
+                    f"{where}: partitioned_by {column!r} is an expression; Parquet tables partition by columns only"
+                )
+
+    def document(self, ctx: "BuildContext", interval: Interval) -> None:
+        """Update the table's comments and properties after a metadata-only change."""
+        docs.update_table(ctx.spark, ctx.table, ctx.model, set(self.partition_columns(ctx.model)))
+
+
+def _is_column(sql: str) -> bool:
+    return isinstance(sqlglot.parse_one(sql, read="spark"), exp.Column)
 
 
 WRITERS: dict[str, Writer] = {}

@@ -7,11 +7,11 @@ from typing import ClassVar
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import tables
-from pyspark_incr.writers.base import BuildContext, register
+from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 
 @register
-class FullWriter:
+class FullWriter(TableWriter):
     kind: ClassVar[str] = "FULL"
 
     def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
@@ -23,7 +23,7 @@ class FullWriter:
         tables.ensure_schema(ctx.spark, ctx.table)
         if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df)
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, ctx.model.partitioned_by)
 
     def write(self, ctx: BuildContext, interval: Interval) -> None:
         df = ctx.dataframe(ctx.query(interval))

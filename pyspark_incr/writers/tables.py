@@ -6,6 +6,9 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr.model.definition import Model
+from pyspark_incr.writers import docs
+
 
 def exists(spark: Any, table: exp.Table) -> bool:
     return bool(spark.catalog.tableExists(f"{table.db}.{table.name}"))
@@ -28,12 +31,16 @@ def ensure_schema(spark: Any, table: exp.Table) -> None:
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {exp.to_identifier(table.db, quoted=True).sql('spark')}")
 
 
-def create_like(spark: Any, table: exp.Table, df: Any, partitioned_by: tuple[str, ...] = ()) -> None:
-    """An empty Parquet table with ``df``'s schema (DDL written by Spark itself)."""
-    columns = df._jdf.schema().toDDL()
+def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned_by: tuple[str, ...] = ()) -> None:
+    """An empty table with ``df``'s schema, in the model's storage format, documented and with its properties."""
+    columns = docs.columns_ddl(spark, df, model)
     parts = ", ".join(exp.to_identifier(c, quoted=True).sql("spark") for c in partitioned_by)
-    partition_clause = f" PARTITIONED BY ({parts})" if parts else ""
-    spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING parquet{partition_clause}")
+    clauses = f" PARTITIONED BY ({parts})" if parts else ""
+    if model.description:
+        clauses += f" COMMENT {docs.literal(model.description)}"
+    clauses += docs.properties_clause(docs.table_properties(model))
+    fmt = model.storage_format or "parquet"
+    spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
 
 
 def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> None:

@@ -22,24 +22,35 @@ from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
 from pyspark_incr.writers import tables
-from pyspark_incr.writers.base import BuildContext, register
+from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 @register
-class TimeRangeWriter:
+class TimeRangeWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
 
     def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
         return batches(missing, model.schedule.unit, model.kind.batch_size)
+
+    def partition_columns(self, model: Model) -> tuple[str, ...]:
+        return (model.kind.time_column,)
+
+    def check(self, model: Model) -> None:
+        super().check(model)
+        if model.partitioned_by and tuple(model.partitioned_by) != (model.kind.time_column,):
+            raise ModelDefinitionError(
+                f"model {model.name}: partitioned_by other than the time column is not supported by this version "
+                f"yet for INCREMENTAL_BY_TIME_RANGE; the table is partitioned by {model.kind.time_column}"
+            )
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
         df = self._output(ctx, interval)
         tables.ensure_schema(ctx.spark, ctx.table)
         if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, partitioned_by=(ctx.model.kind.time_column,))
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
 
     def write(self, ctx: BuildContext, interval: Interval) -> None:
         df = self._output(ctx, interval)

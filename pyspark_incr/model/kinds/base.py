@@ -36,7 +36,7 @@ class KindBase:
     #: False for kinds defined without a query (SEED reads a CSV, EXTERNAL declares a table).
     needs_query: ClassVar[bool] = True
     #: False when nothing is materialized in the catalog (EMBEDDED, EXTERNAL).
-    materialized: ClassVar[bool] = True
+    builds_object: ClassVar[bool] = True
     props: ClassVar[tuple[Prop, ...]] = ()
 
     @classmethod

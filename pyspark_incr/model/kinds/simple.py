@@ -34,7 +34,7 @@ class EmbeddedKind(KindBase):
 
     name: ClassVar[str] = "EMBEDDED"
     has_intervals: ClassVar[bool] = False
-    materialized: ClassVar[bool] = False
+    builds_object: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
@@ -72,4 +72,4 @@ class ExternalKind(KindBase):
     name: ClassVar[str] = "EXTERNAL"
     has_intervals: ClassVar[bool] = False
     needs_query: ClassVar[bool] = False
-    materialized: ClassVar[bool] = False
+    builds_object: ClassVar[bool] = False

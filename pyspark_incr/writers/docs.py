@@ -1,0 +1,66 @@
+"""Model documentation as catalog metadata: description -> table comment, column descriptions ->
+column comments, tags/terms/owner -> ``incr.*`` table properties.
+
+At creation everything goes into the DDL (partition columns can only get comments
+there); a metadata-only change later updates what Spark lets us alter in place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlglot import exp
+
+from pyspark_incr.model.definition import Model
+
+#: Table properties pyspark-incr owns; others on the table are left alone.
+PREFIX = "incr."
+
+
+def literal(text: str) -> str:
+    """A Spark SQL string literal."""
+    return exp.Literal.string(text).sql("spark")
+
+
+def table_properties(model: Model) -> dict[str, str]:
+    """The properties a model's table carries: its physical_properties plus ``incr.*`` documentation."""
+    props = dict(model.physical_properties)
+    docs = {"tags": ",".join(model.tags), "terms": ",".join(model.terms), "owner": model.owner or ""}
+    props.update({PREFIX + k: v for k, v in docs.items() if v})
+    return props
+
+
+def properties_clause(props: dict[str, str]) -> str:
+    if not props:
+        return ""
+    return " TBLPROPERTIES (" + ", ".join(f"{literal(k)} = {literal(v)}" for k, v in sorted(props.items())) + ")"
+
+
+def columns_ddl(spark: Any, df: Any, model: Model) -> str:
+    """``df``'s columns as DDL (written by Spark itself), with the model's column descriptions as comments."""
+    comments = dict(model.column_descriptions)
+    schema = json.loads(df.schema.json())
+    for field in schema["fields"]:
+        if field["name"] in comments:
+            field.setdefault("metadata", {})["comment"] = comments[field["name"]]
+    return spark._jvm.org.apache.spark.sql.types.DataType.fromJson(json.dumps(schema)).toDDL()
+
+
+def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: set[str]) -> None:
+    """Bring an existing table's comment, column comments and ``incr.*`` properties up to date."""
+    name = table.sql("spark")
+    spark.sql(f"COMMENT ON TABLE {name} IS {literal(model.description) if model.description else 'NULL'}")
+    existing = set(spark.table(name).columns)
+    for column, text in model.column_descriptions:
+        if column in existing and column not in partition_columns:
+            ident = exp.to_identifier(column, quoted=True).sql("spark")
+            spark.sql(f"ALTER TABLE {name} ALTER COLUMN {ident} COMMENT {literal(text)}")
+    wanted = {k: v for k, v in table_properties(model).items() if k.startswith(PREFIX)}
+    current = {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect() if r.key.startswith(PREFIX)}
+    stale = current - set(wanted)
+    if stale:
+        keys = ", ".join(literal(k) for k in sorted(stale))
+        spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+    if wanted:
+        spark.sql(f"ALTER TABLE {name} SET{properties_clause(wanted)}")

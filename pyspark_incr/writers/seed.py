@@ -1,0 +1,65 @@
+"""SEED: a table loaded from a CSV file, reloaded whenever the file (or the model) changes.
+
+The CSV is read on the driver with pyarrow, so the file only has to exist where
+the procedures run, not on executors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model
+from pyspark_incr.project.loader import seed_path
+from pyspark_incr.writers import tables
+from pyspark_incr.writers.base import BuildContext, TableWriter, register
+
+_PARSE = {"delimiter": "delimiter", "quotechar": "quote_char", "escapechar": "escape_char"}
+
+
+def read_seed(model: Model) -> pa.Table:
+    """The seed's rows; declared ``columns`` decide the types, else pyarrow infers them."""
+    path = seed_path(model)
+    settings = dict(model.kind.csv_settings)
+    parse = pacsv.ParseOptions(**{_PARSE[k]: v for k, v in settings.items() if k in _PARSE})
+    header = settings.get("header", "true").lower() != "false"
+    names = [c for c, _ in model.columns] or None
+    read = pacsv.ReadOptions(column_names=None if header else names)
+    convert = pacsv.ConvertOptions(strings_can_be_null=True)
+    try:
+        return pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise ModelDefinitionError(f"model {model.name}: seed file {path} cannot be read: {e}") from None
+
+
+@register
+class SeedWriter(TableWriter):
+    kind: ClassVar[str] = "SEED"
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+        return []
+
+    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
+        df = _typed(ctx.spark.createDataFrame(read_seed(ctx.model)), ctx.model)
+        tables.ensure_schema(ctx.spark, ctx.table)
+        tables.drop(ctx.spark, ctx.table)
+        tables.create_like(ctx.spark, ctx.table, df, ctx.model, ctx.model.partitioned_by)
+        tables.insert(df, ctx.table, ctx.spark, overwrite=True)
+
+    def write(self, ctx: BuildContext, interval: Interval) -> None:
+        """Seeds have no intervals: prepare loads them."""
+
+
+def _typed(df: Any, model: Model) -> Any:
+    if not model.columns:
+        return df
+    missing = [c for c, _ in model.columns if c not in df.columns]
+    if missing:
+        raise ModelDefinitionError(
+            f"model {model.name}: declared columns {', '.join(missing)} are not in the seed file {seed_path(model)}"
+        )
+    return df.selectExpr(*[f"CAST(`{c.replace('`', '``')}` AS {t}) AS `{c.replace('`', '``')}`" for c, t in model.columns])

@@ -1,0 +1,30 @@
+"""INCREMENTAL_UNMANAGED: each due batch appends the query's output (or replaces the table with insert_overwrite)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model
+from pyspark_incr.writers import tables
+from pyspark_incr.writers.base import BuildContext, TableWriter, register
+
+
+@register
+class UnmanagedWriter(TableWriter):
+    kind: ClassVar[str] = "INCREMENTAL_UNMANAGED"
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+        """One append per run covering everything missing: appends are not idempotent, so never split them."""
+        return [Interval(missing.start, missing.end)] if missing else []
+
+    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
+        df = ctx.dataframe(ctx.query(interval))
+        tables.ensure_schema(ctx.spark, ctx.table)
+        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
+            tables.drop(ctx.spark, ctx.table)
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, ctx.model.partitioned_by)
+
+    def write(self, ctx: BuildContext, interval: Interval) -> None:
+        df = ctx.dataframe(ctx.query(interval))
+        tables.insert(df, ctx.table, ctx.spark, overwrite=ctx.model.kind.insert_overwrite)
