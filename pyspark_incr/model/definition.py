@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -69,6 +70,8 @@ class Model:
     content_hash: str | None = None
     definition: str = field(default="", compare=False)
     source: str = field(default="registry", compare=False)
+    #: JSON of the project defaults and variables the definition was parsed with (see :func:`reparse`).
+    context: str = field(default="", compare=False)
 
     @property
     def schema(self) -> str:
@@ -157,10 +160,18 @@ def parse_model(
         raise ModelDefinitionError(f"{where}: end is before start; a model must end after it starts")
     schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where)
     grains = values.pop("grain", ()) + values.pop("grains", ())
+    context = json.dumps({"defaults": defaults or {}, "variables": variables or {}}, sort_keys=True, default=str)
     return Model(
         name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
-        depends_on=depends_on, definition=text, source=source, **values,
+        depends_on=depends_on, definition=text, source=source, context=context if defaults or variables else "",
+        **values,
     )
+
+
+def reparse(definition: str, source: str, context: str) -> Model:
+    """A model stored in state, parsed again exactly as when it was applied (same defaults and variables)."""
+    extra = json.loads(context) if context else {}
+    return parse_model(definition, source, extra.get("defaults"), extra.get("variables"))
 
 
 def _name(props: dict, where: str) -> str:
@@ -184,8 +195,9 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
         return None, ()
     if not text:
         raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
+    hidden = macros.hide_macros(text)
     try:
-        parsed = sqlglot.parse(macros.hide_macros(text), read=dialect)
+        parsed = sqlglot.parse(hidden, read=dialect)
     except (ParseError, TokenError) as e:
         raise ModelDefinitionError(f"{where}: {_query_error_at(e, block.query_line)}: the query cannot be parsed: "
                                    f"{str(e).splitlines()[0]}") from None
@@ -196,7 +208,7 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
             f"{where}: after the MODEL block there must be exactly one query (SELECT ...), optionally after "
             f"@DEF(...) statements; found {len(queries)} other statement(s)"
         )
-    ast = macros.resolve_variables(statements, variables, where)
+    ast = macros.resolve_variables(statements, variables, where, macros.locator(hidden, block.query_line))
     return ast.sql(dialect="spark", comments=False), tables_read(ast)
 
 

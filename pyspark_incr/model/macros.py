@@ -14,7 +14,7 @@ substituted by :mod:`pyspark_incr.model.render` for each interval.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -44,11 +44,14 @@ def hide_macros(text: str) -> str:
     return "".join(out) + text[last:]
 
 
-def resolve_variables(statements: list[exp.Expression], project_vars: dict[str, Any], where: str) -> exp.Expression:
+def resolve_variables(
+    statements: list[exp.Expression], project_vars: dict[str, Any], where: str,
+    locate: Callable[[exp.Expression], str] | None = None,
+) -> exp.Expression:
     """The one query of ``statements`` with ``@DEF`` and project variables substituted.
 
     Statements before the query must be ``@DEF(name, value)``; any macro left that is
-    not a runtime macro is an error naming it.
+    not a runtime macro is an error naming it (and, with ``locate``, saying where it stands).
     """
     *defs, query = statements
     variables = {k.lower(): _literal(v) for k, v in project_vars.items()}
@@ -60,15 +63,16 @@ def resolve_variables(statements: list[exp.Expression], project_vars: dict[str, 
         macro = _macro_name(node)
         if macro is None:
             return node
+        at = locate(node) if locate else ""
         if isinstance(node, exp.Anonymous):
             if macro != "var":
-                raise _unknown(macro, variables, where)
+                raise _unknown(macro, variables, where, at)
             return _var_call(node, variables, where)
         if macro in variables:
             return variables[macro].copy()
         if macro in RUNTIME:
             return exp.Parameter(this=exp.var(macro)) if not isinstance(node, exp.Table) else node
-        raise _unknown(macro, variables, where)
+        raise _unknown(macro, variables, where, at)
 
     return query.transform(substitute)
 
@@ -129,8 +133,25 @@ def _literal(value: Any) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def _unknown(name: str, variables: dict[str, Any], where: str) -> ModelDefinitionError:
+def locator(hidden: str, first_line: int) -> Callable[[exp.Expression], str]:
+    """``node -> 'line L, column C'`` in the original text, for a query parsed from ``hide_macros`` output
+    that starts on line ``first_line`` of its definition."""
+
+    def at(node: exp.Expression) -> str:
+        ident = node.this if isinstance(node.this, exp.Identifier) else None
+        start = (ident.meta if ident is not None else {}).get("start")
+        if start is None:
+            return ""
+        line_start = hidden.rfind("\n", 0, start) + 1
+        shift = hidden[line_start:start].count(PREFIX) * (len(PREFIX) - 1)
+        return f"line {first_line + hidden.count(chr(10), 0, start)}, column {start - line_start - shift + 1}"
+
+    return at
+
+
+def _unknown(name: str, variables: dict[str, Any], where: str, at: str = "") -> ModelDefinitionError:
     known = sorted({*RUNTIME, *variables, "DEF", "VAR"})
     return ModelDefinitionError(
-        f"{where}: unknown macro @{name}; known macros and variables: {', '.join('@' + k for k in known)}"
+        f"{where}: {at + ': ' if at else ''}unknown macro @{name}; known macros and variables: "
+        f"{', '.join('@' + k for k in known)}"
     )

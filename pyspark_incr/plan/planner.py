@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.plan.environment import table_for
 from pyspark_incr.plan.sources import Desired, select
@@ -86,18 +86,16 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply)."""
     current = store.environment(env)
     chosen = select(sorted(set(desired.models) | set(current)), pattern)
-    known = {**{n: parse_model(e.definition) for n, e in current.items()}, **desired.models}
+    known = {**{n: e.parsed() for n, e in current.items()}, **desired.models}
     context = _Context(store, env, window, known)
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
-        if model.name not in chosen:
-            if entry is None:
-                continue
-            model = known[model.name] = parse_model(entry.definition)
-            plans.append(context.model_plan(model, entry, entry.source, applied=True))
-        else:
+        if model.name in chosen:
             plans.append(context.model_plan(model, entry, desired.source[model.name]))
+        elif entry is not None:  # not planned, but its children's fingerprints need the version it has
+            known[model.name] = entry.parsed()
+            context.hashes[model.name] = entry.fingerprint
     for name, entry in sorted(current.items()):
         if name not in desired.models and name in chosen and entry.source in desired.sources:
             plans.append(ModelPlan(name, known[name], REMOVED, f"no longer defined in {entry.source}",
@@ -109,7 +107,7 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run)."""
     current = store.environment(env)
     chosen = select(sorted(current), pattern)
-    known = {n: parse_model(e.definition) for n, e in current.items()}
+    known = {n: e.parsed() for n, e in current.items()}
     context = _Context(store, env, window, known)
     plans = [context.model_plan(m, current[m.name], current[m.name].source, applied=True)
              for m in topological(known.values())]

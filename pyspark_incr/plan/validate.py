@@ -12,13 +12,17 @@ from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan.planner import Plan, sample_interval
-from pyspark_incr.writers import tables, writer_for
+from pyspark_incr.writers import WRITERS, tables, writer_for
 from pyspark_incr.writers.base import BuildContext
 
 
-def validate(spark: Any, plan: Plan) -> None:
-    """Raise on the first model to be (re)built that cannot be; changes nothing."""
-    for mp in plan.unbuildable:
+def validate(spark: Any, plan: Plan, building: bool = True) -> None:
+    """Raise on the first model to be (re)built that cannot be; changes nothing.
+
+    A preview (``building=False``) still checks every query but lists the kinds this
+    version cannot build instead of refusing them.
+    """
+    for mp in plan.unbuildable if building else ():
         raise ModelDefinitionError(
             f"model {mp.name}: kind {mp.kind} cannot be built by this version of pyspark-incr yet; "
             "incr.plan lists it, but apply and run need a supported kind (FULL, VIEW, INCREMENTAL_BY_TIME_RANGE, "
@@ -28,7 +32,8 @@ def validate(spark: Any, plan: Plan) -> None:
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
             continue
-        writer_for(mp.model).check(mp.model)
+        if building or mp.model.kind.name in WRITERS:
+            writer_for(mp.model).check(mp.model)
         validate_model(spark, mp.model, mp.table, plan.table_map, sample_interval(mp, plan.window),
                        plan.window.execution_ms, plan.embedded, externals)
 

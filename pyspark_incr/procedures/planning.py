@@ -32,12 +32,12 @@ PLAN_OUTPUT = (
 
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
-          end: str | None, execution_time: str | None) -> tuple[StateStore, Plan]:
+          end: str | None, execution_time: str | None, building: bool = True) -> tuple[StateStore, Plan]:
     loaded = load(project) if project else None
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
     plan = plan_changes(store, desired_models(store, loaded), env_arg(spark, env),
                         window_arg(start, end, execution_time), select)
-    validate(spark, plan)
+    validate(spark, plan, building)
     return store, plan
 
 
@@ -49,7 +49,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
     output=PLAN_OUTPUT,
 )
 def plan(spark: Any, **args: Any) -> list[tuple]:
-    _, the_plan = _plan(spark, **args)
+    _, the_plan = _plan(spark, **args, building=False)
     rows = []
     for mp in the_plan.models:
         table = mp.table_name or "(inlined into its children)"

@@ -122,7 +122,7 @@ class Executor:
         return {
             "env": self.plan.env, "model": mp.name, "fingerprint": mp.fingerprint,
             "metadata_hash": mp.metadata_hash, "definition": mp.model.definition,
-            "source": mp.source, "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op,
+            "source": mp.source, "model_source": mp.model.source, "context": mp.model.context, "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op,
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,

@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model, reparse
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
@@ -29,8 +30,15 @@ class EnvEntry:
     metadata_hash: str
     definition: str
     source: str
-    table_name: str
+    table_name: str | None
     start_ms: int | None
+    #: Where the definition came from (a model file, or "registry") and the project context it was parsed with.
+    model_source: str = "registry"
+    context: str = ""
+
+    def parsed(self) -> "Model":
+        """The applied model, parsed again as it was applied."""
+        return reparse(self.definition, self.model_source or "registry", self.context or "")
 
 
 class StateStore:

@@ -51,6 +51,7 @@ ENVIRONMENTS = StateTable(
     "environments",
     _schema(("env", pa.string()), ("model", pa.string()), ("fingerprint", pa.string()),
             ("metadata_hash", pa.string()), ("definition", pa.string()), ("source", pa.string()),
+            ("model_source", pa.string()), ("context", pa.string()),
             ("table_name", pa.string()), ("start_ms", pa.int64()), ("op", pa.string()),
             ("seq", pa.int64()), ("at", _TS)),
     "Which model versions each environment holds: 'apply' or 'remove' rows per model.",

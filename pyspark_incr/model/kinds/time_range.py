@@ -36,5 +36,6 @@ class IncrementalByTimeRangeKind(KindBase):
     @classmethod
     def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
         if values.get("time_column_format"):
-            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, where)
+            at = spec.properties["time_column"].at
+            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, f"{where}: {at}")
         return values
