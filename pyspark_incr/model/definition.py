@@ -72,6 +72,8 @@ class Model:
     source: str = field(default="registry", compare=False)
     #: JSON of the project defaults and variables the definition was parsed with (see :func:`reparse`).
     context: str = field(default="", compare=False)
+    #: Where the model's name stands: ``<file>: line L, column C`` (for errors about the model as a whole).
+    located: str = field(default="", compare=False)
 
     @property
     def schema(self) -> str:
@@ -148,6 +150,7 @@ def parse_model(
     where = source if source != "registry" else "model definition"
     block = parse_block(text, where)
     props = dict(block.properties)
+    name_at = props["name"].at if isinstance(props.get("name"), Property) else ""
     name = _name(props, where)
     where = f"model {name}" + (f" ({source})" if source != "registry" else "")
     kind_spec = props.pop("kind", None)
@@ -164,7 +167,7 @@ def parse_model(
     return Model(
         name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
         depends_on=depends_on, definition=text, source=source, context=context if defaults or variables else "",
-        **values,
+        located=f"{source}: {name_at}", **values,
     )
 
 

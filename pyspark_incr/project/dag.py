@@ -30,5 +30,8 @@ def topological(models: Iterable[Model]) -> list[Model]:
         order = list(TopologicalSorter(graph).static_order())
     except CycleError as e:
         cycle = " -> ".join(e.args[1])
-        raise ModelDefinitionError(f"models depend on each other in a cycle: {cycle}; break the cycle") from None
+        where = "; ".join(f"{n} at {by_name[n].located}" for n in dict.fromkeys(e.args[1]) if by_name[n].source != "registry")
+        raise ModelDefinitionError(
+            f"models depend on each other in a cycle: {cycle}; break the cycle" + (f" ({where})" if where else "")
+        ) from None
     return [by_name[n] for n in order]

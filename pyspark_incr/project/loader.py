@@ -52,7 +52,7 @@ def load(path: str | Path) -> Project:
     for model in [*parsed, *external]:
         if model.name in models:
             raise ModelDefinitionError(
-                f"model {model.name} is defined twice: {models[model.name].source} and {model.source}; rename one"
+                f"model {model.name} is defined twice: {models[model.name].located} and {model.located}; rename one"
             )
         models[model.name] = with_content_hash(model)
     return Project(root, tuple(m for m in models.values() if m.enabled), config)
