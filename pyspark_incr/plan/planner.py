@@ -13,6 +13,7 @@ from sqlglot import exp
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
+from pyspark_incr.plan import support
 from pyspark_incr.plan.environment import table_for
 from pyspark_incr.plan.sources import Desired, select
 from pyspark_incr.project.dag import parents, topological
@@ -142,6 +143,7 @@ class _Context:
             fingerprint = data_hash(model, {p: self.hashes[p] for p in parents(model, self.hashes)})
             change, reason = _categorize(model, fingerprint, entry)
         self.hashes[model.name] = fingerprint
+        reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), *support.not_applied(model)) if r])
         table = self.target(model)
         start = _effective_start(model, entry, self.window)
         plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table, start,
@@ -155,7 +157,7 @@ class _Context:
     def _intervals(self, plan: ModelPlan) -> ModelPlan:
         model, window = plan.model, self.window
         expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
-                                           ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
+                                           ignore_cron=window.ignore_cron)
         rebuild, reason = plan.rebuild, plan.reason
         built = IntervalSet() if rebuild else self._built(plan.table, plan.fingerprint)
         if built is None:

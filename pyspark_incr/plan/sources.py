@@ -34,7 +34,7 @@ def desired_models(store: StateStore, project: Project | None) -> Desired:
             if model.name in models:
                 raise ModelDefinitionError(
                     f"model {model.name} is both registered with incr.create_model and defined in "
-                    f"{model.source}; drop one (CALL incr.drop_model(name => '{model.name}')) or rename it"
+                    f"{model.located}; drop one (CALL incr.drop_model(name => '{model.name}')) or rename it"
                 )
             models[model.name] = model
             source[model.name] = project_source(root)

@@ -11,6 +11,7 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model, tables_read
+from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.writers import WRITERS, tables, writer_for
 from pyspark_incr.writers.base import BuildContext
@@ -28,6 +29,10 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
             "incr.plan lists it, but apply and run need a supported kind (FULL, VIEW, INCREMENTAL_BY_TIME_RANGE, "
             "INCREMENTAL_UNMANAGED, SEED, EMBEDDED, EXTERNAL)"
         )
+    for mp in plan.models if building else ():
+        reasons = [] if mp.change == "removed" else support.blocking(mp.model, mp.change == "changed")
+        if reasons:
+            raise ModelDefinitionError(f"model {mp.name} ({mp.model.located}): " + "; ".join(reasons))
     externals = {m.name for m in plan.models if m.model.kind.name == "EXTERNAL"}
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
