@@ -76,9 +76,9 @@ def render_query(
             return values[name].copy()
         if not isinstance(node, exp.Table) or node.catalog:
             return node
-        alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
         if macro_table(node) == THIS_MODEL and this_table is not None:
-            return _aliased(this_table.copy(), alias)
+            return _aliased(this_table.copy(), node.args.get("alias"))
+        alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
         key = f"{node.db}.{node.name}".lower()
         if node.db and embedded and key in embedded:
             inner = render_query(embedded[key], interval, execution_ms, where=f"model {key} (embedded in {where})",
@@ -90,7 +90,7 @@ def render_query(
     return ast.transform(substitute)
 
 
-def _aliased(table: exp.Table, alias: exp.TableAlias) -> exp.Table:
+def _aliased(table: exp.Table, alias: exp.TableAlias | None) -> exp.Table:
     table.set("alias", alias)
     return table
 
