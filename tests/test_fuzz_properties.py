@@ -23,11 +23,9 @@ Each fuzz test draws the property from the whole table, so a fixed budget covers
 them; :func:`test_every_property_slot_is_a_valid_definition_with_a_valid_value` shows every
 frame around a fuzzed value is itself a valid definition.
 
-Bugs found are listed in :data:`KNOWN_BUGS` (type, message, the package function the
-exception escapes through, minimal input). Each has a strict xfail test on its minimal
-input, so fixing the bug makes that test fail until its entry is removed; the fuzz tests
-accept exactly those failures, so that they keep guarding against new ones. A cron bug
-that is not an exception has its own strict xfail test.
+Bugs the fuzzing found are kept in :data:`KNOWN_BUGS` (the exception that used to escape
+and its minimal input) as regression tests: each minimal input must now be refused with a
+ModelDefinitionError, and no fuzz test accepts any other exception.
 
 Runs are reproducible (``derandomize=True``) and bounded (``max_examples``); set
 ``INCR_FUZZ_EXAMPLES=5000 INCR_FUZZ_RANDOM=1`` for a longer, random exploration.
@@ -37,8 +35,6 @@ from __future__ import annotations
 
 import decimal
 import os
-import re
-import traceback
 from dataclasses import dataclass
 
 import pytest
@@ -134,47 +130,26 @@ KNOWN_BUGS: tuple[Bug, ...] = (
 )
 
 
-def _known(error: BaseException) -> Bug | None:
-    frames = {f"{os.path.basename(f.filename)}:{f.name}" for f in traceback.extract_tb(error.__traceback__)}
-    for bug in KNOWN_BUGS:
-        if isinstance(error, bug.error) and re.search(bug.message, str(error)) and bug.through in frames:
-            return bug
-    return None
-
-
 def check(text: str) -> Model | None:
-    """Parse ``text``: a hashable Model, a ModelDefinitionError (None), or a known bug (None)."""
+    """Parse ``text``: a hashable Model, or None for a ModelDefinitionError; anything else fails the test."""
     try:
         model = parse_model(text)
     except ModelDefinitionError:
         return None
     except Exception as error:  # noqa: BLE001 - RecursionError included; anything else is reported
-        if _known(error) is None:
-            raise AssertionError(f"{type(error).__name__} escaped parse_model for {text!r}: {error}") from error
-        return None
+        raise AssertionError(f"{type(error).__name__} escaped parse_model for {text!r}: {error}") from error
     assert isinstance(model, Model)
     hash(model)  # frozen record of plain, hashable values
     return model
 
 
-@pytest.mark.parametrize(
-    "bug",
-    [
-        pytest.param(b, id=b.key, marks=pytest.mark.xfail(reason=b.reason, strict=True, raises=b.error))
-        for b in KNOWN_BUGS
-    ],
-)
-def test_known_bug_minimal_input_is_refused_with_a_model_definition_error(bug: Bug):
-    """Each known bug on its minimal input; once fixed, the strict xfail fails until its entry is removed."""
+@pytest.mark.parametrize("bug", [pytest.param(b, id=b.key) for b in KNOWN_BUGS])
+def test_input_that_once_crashed_the_parser_is_refused_with_a_model_definition_error(bug: Bug):
+    """Each bug the fuzzing found, on its minimal input: now a clear ModelDefinitionError."""
     with pytest.raises(ModelDefinitionError):
         parse_model(bug.minimal)
 
 
-@pytest.mark.xfail(
-    reason="bug: cron 'R R * * *' (croniter's random fields) is accepted, and every schedule computation "
-    "draws a new random time (intervals/schedule.py Schedule.parse / last_tick)",
-    strict=True,
-)
 def test_an_accepted_cron_ticks_at_the_same_times_every_time():
     """A cron either is refused or always gives the same ticks (a schedule must be reproducible)."""
     try:

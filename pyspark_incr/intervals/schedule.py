@@ -7,6 +7,7 @@ ended: a daily model with cron ``0 12 * * *`` builds yesterday at noon today.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from functools import lru_cache
 
 from croniter import croniter
@@ -49,7 +50,12 @@ class Schedule:
                 f"{where}: cron {cron!r} is not a valid cron expression; use e.g. '@daily', "
                 "'@hourly' or five fields like '0 12 * * *'"
             )
-        gap = _shortest_gap_ms(cron)
+        if _RANDOM.search(cron):
+            raise ModelDefinitionError(
+                f"{where}: cron {cron!r} uses random or hashed fields (R, H), whose ticks change from run to run; "
+                "give fixed fields"
+            )
+        gap = _shortest_gap_ms(cron, where)
         if gap < IntervalUnit.FIVE_MINUTE.approx_ms:
             raise ModelDefinitionError(
                 f"{where}: cron {cron!r} runs more often than every 5 minutes; the shortest interval is "
@@ -95,8 +101,14 @@ class Schedule:
         return Interval(start, max(start, stop))
 
 
+_RANDOM = re.compile(r"(^|[\s,/(-])[RH]($|[\s,/()-])")
+
+
 @lru_cache(maxsize=256)
-def _shortest_gap_ms(cron: str) -> int:
-    it = croniter(cron, to_datetime(to_ms("2024-01-01")))
-    ticks = [to_ms(it.get_next(type(to_datetime(0)))) for _ in range(_SAMPLES)]
+def _shortest_gap_ms(cron: str, where: str) -> int:
+    try:
+        it = croniter(cron, to_datetime(to_ms("2024-01-01")))
+        ticks = [to_ms(it.get_next(type(to_datetime(0)))) for _ in range(_SAMPLES)]
+    except Exception:  # noqa: BLE001 - croniter raises its own errors for crons that never fire
+        raise ModelDefinitionError(f"{where}: cron {cron!r} never fires (no such date); fix its day and month fields") from None
     return min(b - a for a, b in zip(ticks, ticks[1:]))

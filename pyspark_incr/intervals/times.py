@@ -43,7 +43,10 @@ def to_ms(value: str | date | datetime | int, what: str = "time", *, now_ms: int
     if relative:
         n, unit = int(relative.group(1)), relative.group(2).lower()
         base = now_ms if now_ms is not None else to_ms(datetime.now(timezone.utc))
-        return base - _delta_ms(timedelta(**{unit + "s": n}))
+        try:
+            return base - _delta_ms(timedelta(**{unit + "s": n}))
+        except OverflowError:
+            raise ArgumentError(f"{what}: {text!r} reaches outside the calendar; use a nearer time") from None
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError, TokenError
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 from sqlglot.tokens import Token, TokenType
 
 from pyspark_incr.errors import ModelDefinitionError
@@ -76,7 +76,7 @@ def parse_block(text: str, where: str = "definition") -> Block:
     """Split ``MODEL (...); <query>`` into properties and query text."""
     try:
         tokens = Dialect.get_or_raise("spark").tokenize(text)
-    except TokenError as e:
+    except SQLGLOT_ERRORS as e:
         raise ModelDefinitionError(f"{where}: cannot read the definition: {e}") from None
     if not tokens or tokens[0].text.upper() != "MODEL":
         raise ModelDefinitionError(
@@ -155,7 +155,7 @@ def _property(text: str, key_token: Token, tokens: list[Token], where: str) -> P
     key = key_token.text.lower()
     try:
         return Property(key, sqlglot.parse_one(snippet, read="spark"), snippet, key_token.line, _col(key_token))
-    except (ParseError, TokenError) as e:
+    except SQLGLOT_ERRORS as e:
         return Property(key, None, snippet, key_token.line, _col(key_token), str(e).splitlines()[0])
 
 

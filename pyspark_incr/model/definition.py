@@ -18,7 +18,7 @@ from typing import Any, Callable
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError, TokenError
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.intervals.schedule import Schedule
@@ -201,7 +201,7 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
     hidden = macros.hide_macros(text)
     try:
         parsed = sqlglot.parse(hidden, read=dialect)
-    except (ParseError, TokenError) as e:
+    except SQLGLOT_ERRORS as e:
         raise ModelDefinitionError(f"{where}: {_query_error_at(e, block.query_line)}: the query cannot be parsed: "
                                    f"{str(e).splitlines()[0]}") from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]

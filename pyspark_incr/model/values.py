@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import Property
@@ -45,12 +45,13 @@ def as_int(minimum: int = 0) -> Reader:
 
     def read(prop: Property, where: str) -> int:
         v = _value(prop, where)
-        if isinstance(v, exp.Neg) and isinstance(v.this, exp.Literal) and v.this.this.isdigit():
-            value = -int(v.this.this)
-        elif isinstance(v, exp.Literal) and not v.is_string and v.this.isdigit():
-            value = int(v.this)
-        else:
+        negative = isinstance(v, exp.Neg)
+        digits = v.this if negative else v
+        if not (isinstance(digits, exp.Literal) and not digits.is_string and digits.this.isdigit()):
             raise _bad(prop, where, "a whole number")
+        if len(digits.this) > 12:
+            raise _bad(prop, where, "a whole number below 10^12")
+        value = -int(digits.this) if negative else int(digits.this)
         if value < minimum:
             raise ModelDefinitionError(f"{where}: {prop.at}: {prop.key} must be at least {minimum}, got {value}")
         return value
@@ -147,7 +148,7 @@ def as_column_types(prop: Property, where: str) -> tuple[tuple[str, str], ...]:
     """``(col TYPE, ...)`` as ``((col, SPARK TYPE), ...)``; types are read in ``dialect`` later, Spark here."""
     try:
         schema = sqlglot.parse_one(f"CREATE TABLE t {prop.text}", read="spark").this
-    except (ParseError, TokenError):
+    except SQLGLOT_ERRORS:
         schema = None
     defs = schema.expressions if isinstance(schema, exp.Schema) else []
     if not defs or not all(isinstance(d, exp.ColumnDef) and d.args.get("kind") for d in defs):
@@ -191,7 +192,7 @@ def as_timezone(prop: Property, where: str) -> str:
     name = as_string(prop, where)
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise ModelDefinitionError(
             f"{where}: {prop.at}: {prop.key} {name!r} is not a time zone; use an IANA name like 'America/New_York'"
         ) from None

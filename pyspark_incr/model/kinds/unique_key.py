@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import Property
@@ -23,7 +23,7 @@ def read_when_matched(prop: Property, where: str) -> str:
         text = text[1:-1].strip()
     try:
         merge = sqlglot.parse_one(f"MERGE INTO target USING source ON TRUE {text}", read="spark")
-    except (ParseError, TokenError) as e:
+    except SQLGLOT_ERRORS as e:
         merge = None
         reason = str(e).splitlines()[0]
     if not isinstance(merge, exp.Merge) or not merge.args.get("whens"):
