@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from sqlglot import exp
-
 import sqlglot
+from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
-from pyspark_incr.writers import docs
+from pyspark_incr.writers import docs, tables
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,18 @@ class TableWriter:
     def partition_columns(self, model: Model) -> tuple[str, ...]:
         """Columns the table is partitioned by."""
         return model.partitioned_by
+
+    def output(self, ctx: "BuildContext", interval: Interval) -> Any:
+        """The rows the model holds for ``interval``, as a DataFrame."""
+        return ctx.dataframe(ctx.query(interval))
+
+    def prepare(self, ctx: "BuildContext", interval: Interval) -> None:
+        """(Re)create the table with the output's schema when the version is new or the table is gone."""
+        df = self.output(ctx, interval)
+        tables.ensure_schema(ctx.spark, ctx.table)
+        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
+            tables.drop(ctx.spark, ctx.table)
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
 
     def check(self, model: Model) -> None:
         """Refuse, before anything changes, a layout this version cannot build."""

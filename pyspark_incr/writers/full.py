@@ -18,13 +18,6 @@ class FullWriter(TableWriter):
         """Any missing interval means one rebuild covering the whole expected range."""
         return [expected] if missing else []
 
-    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
-        df = ctx.dataframe(ctx.query(interval))
-        tables.ensure_schema(ctx.spark, ctx.table)
-        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
-            tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, ctx.model, ctx.model.partitioned_by)
-
     def write(self, ctx: BuildContext, interval: Interval) -> None:
-        df = ctx.dataframe(ctx.query(interval))
+        df = self.output(ctx, interval)
         tables.insert(df, ctx.table, ctx.spark, overwrite=True)

@@ -45,19 +45,13 @@ class TimeRangeWriter(TableWriter):
                 f"yet for INCREMENTAL_BY_TIME_RANGE; the table is partitioned by {model.kind.time_column}"
             )
 
-    def prepare(self, ctx: BuildContext, interval: Interval) -> None:
-        df = self._output(ctx, interval)
-        tables.ensure_schema(ctx.spark, ctx.table)
-        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
-            tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
-
     def write(self, ctx: BuildContext, interval: Interval) -> None:
-        df = self._output(ctx, interval)
+        df = self.output(ctx, interval)
         self._drop_partitions(ctx, interval, _time_type(ctx, df))
         tables.insert(df, ctx.table, ctx.spark)
 
-    def _output(self, ctx: BuildContext, interval: Interval) -> Any:
+    def output(self, ctx: BuildContext, interval: Interval) -> Any:
+        """The query's rows for ``interval``, wrapped in the output filter."""
         query = ctx.query(interval)
         kind = ctx.model.kind
         spark_type = _time_type(ctx, ctx.dataframe(query))
