@@ -87,7 +87,8 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply)."""
     current = store.environment(env)
     chosen = select(sorted(set(desired.models) | set(current)), pattern)
-    known = {**{n: e.parsed() for n, e in current.items()}, **desired.models}
+    applied = {n: e.parsed() for n, e in current.items()}
+    known = {**applied, **desired.models}
     context = _Context(store, env, window, known)
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
@@ -95,7 +96,7 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
         if model.name in chosen:
             plans.append(context.model_plan(model, entry, desired.source[model.name]))
         elif entry is not None:  # not planned, but its children's fingerprints need the version it has
-            known[model.name] = entry.parsed()
+            known[model.name] = applied[model.name]
             context.hashes[model.name] = entry.fingerprint
     for name, entry in sorted(current.items()):
         if name not in desired.models and name in chosen and entry.source in desired.sources:
