@@ -1,4 +1,4 @@
-"""Project directories, the model DAG, selection patterns and environment names (no Spark session needed)."""
+"""Project directories, the model DAG and environment names (no Spark session needed; selectors: test_selectors.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.plan.environment import PROD, check_env
-from pyspark_incr.plan.sources import select
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.project.loader import load_project
 
@@ -167,46 +166,6 @@ def test_a_two_model_cycle_is_an_error():
     b = parse_model(model("s.b", "s.a"))
     with pytest.raises(ModelDefinitionError, match="cycle: s.(a|b) -> s.(a|b) -> s.(a|b)"):
         topological([a, b])
-
-
-# =========================================================================== select
-
-
-NAMES = ["sales.daily", "sales.monthly", "shop.orders", "shop.order_lines", "raw_copy.events"]
-
-
-def test_no_pattern_selects_every_model():
-    assert select(NAMES, None) == set(NAMES)
-    assert select(NAMES, "") == set(NAMES)
-
-
-def test_exact_names_and_globs_are_combined():
-    assert select(NAMES, "sales.*, shop.orders") == {"sales.daily", "sales.monthly", "shop.orders"}
-    assert select(NAMES, "shop.order*") == {"shop.orders", "shop.order_lines"}
-    assert select(NAMES, "*.daily,*.monthly") == {"sales.daily", "sales.monthly"}
-    assert select(NAMES, "s?op.orders") == {"shop.orders"}
-
-
-def test_patterns_are_case_insensitive_and_ignore_blanks_and_empty_parts():
-    assert select(NAMES, "  SALES.Daily ,, ") == {"sales.daily"}
-
-
-def test_a_pattern_matching_nothing_is_an_error_listing_the_known_models():
-    with pytest.raises(ArgumentError) as info:
-        select(NAMES, "sales.*, shop.nothing*")
-    message = str(info.value)
-    assert "select: 'shop.nothing*' matches no model" in message
-    assert "known models: raw_copy.events, sales.daily, sales.monthly, shop.order_lines, shop.orders" in message
-
-
-def test_a_pattern_with_no_models_at_all_says_none():
-    with pytest.raises(ArgumentError, match="known models: none"):
-        select([], "sales.*")
-
-
-def test_a_glob_does_not_match_across_a_partial_name():
-    with pytest.raises(ArgumentError, match="'sales' matches no model"):
-        select(NAMES, "sales")
 
 
 # =========================================================================== check_env

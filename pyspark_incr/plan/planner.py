@@ -10,12 +10,14 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.times import to_datetime
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.plan import support
 from pyspark_incr.plan.environment import table_for
-from pyspark_incr.plan.sources import Desired, select
+from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import can_build, tables, writer_for
@@ -86,9 +88,9 @@ class Plan:
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None) -> Plan:
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply)."""
     current = store.environment(env)
-    chosen = select(sorted(set(desired.models) | set(current)), pattern)
     applied = {n: e.parsed() for n, e in current.items()}
     known = {**applied, **desired.models}
+    chosen = select_models(known, pattern)
     context = _Context(store, env, window, known)
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
@@ -108,12 +110,11 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
 def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -> Plan:
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run)."""
     current = store.environment(env)
-    chosen = select(sorted(current), pattern)
     known = {n: e.parsed() for n, e in current.items()}
+    chosen = select_models(known, pattern)
     context = _Context(store, env, window, known)
-    plans = [context.model_plan(m, current[m.name], current[m.name].source, applied=True)
-             for m in topological(known.values())]
-    return context.plan([p for p in plans if p.name in chosen])
+    return context.plan([context.model_plan(m, current[m.name], current[m.name].source, applied=True)
+                         for m in topological(known.values()) if m.name in chosen])
 
 
 class _Context:
@@ -200,10 +201,39 @@ def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> in
 
 
 def _restriction(model: Model, window: Window) -> Interval:
-    unit = model.schedule.unit
-    lo = unit.floor(window.start_ms) if window.start_ms is not None else -(2**62)
-    hi = unit.ceil(window.end_ms) if window.end_ms is not None else 2**62
+    """The range ``start``/``end`` allow for ``model``; a bound off its interval grid is an error."""
+    lo = _aligned(model, "start", window.start_ms) if window.start_ms is not None else -(2**62)
+    hi = _aligned(model, "end", window.end_ms) if window.end_ms is not None else 2**62
     return Interval(lo, max(lo, hi))
+
+
+def _aligned(model: Model, what: str, ms: int) -> int:
+    """``ms`` when it starts an interval of ``model``, else an error offering the aligned bounds on both sides.
+
+    An end is shown as a user writes it: a midnight end as the bare date it runs through.
+    """
+    unit = model.schedule.unit
+    below = unit.floor(ms)
+    if below == ms:
+        return ms
+    above = unit.add(below, 1)
+    dates = all(b % 86_400_000 == 0 for b in (below, above))
+    hint = " (a bare date as end means through that day)" if what == "end" and dates else ""
+    raise ArgumentError(
+        f"{what} {_bound(what, ms)!r} is not aligned to the {unit.value.replace('_', ' ')} intervals of model "
+        f"{model.name}; use {_bound(what, below, dates)!r} or {_bound(what, above, dates)!r}{hint}"
+    )
+
+
+def _bound(what: str, ms: int, as_date: bool | None = None) -> str:
+    """``ms`` as ``start``/``end`` would be written: a date, or a timestamp; an end date is the day before."""
+    day = 86_400_000
+    if as_date is None:
+        as_date = ms % day == 0
+    if as_date:
+        return to_datetime(ms - (day if what == "end" else 0)).strftime("%Y-%m-%d")
+    text = to_datetime(ms).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{ms % 1000:03d}" if ms % 1000 else text
 
 
 def sample_interval(mp: ModelPlan, window: Window) -> Interval:

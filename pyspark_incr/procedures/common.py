@@ -8,7 +8,8 @@ from typing import Any
 
 from pyspark_incr.config import DEFAULT_ENV, setting
 from pyspark_incr.intervals.ranges import Interval
-from pyspark_incr.intervals.times import to_datetime, to_end_ms, to_ms
+from pyspark_incr.errors import ArgumentError
+from pyspark_incr.intervals.times import is_date_only, to_datetime, to_end_ms, to_ms
 from pyspark_incr.plan.environment import check_env
 from pyspark_incr.plan.planner import Window
 from pyspark_incr.procedures.spec import Column, Param
@@ -19,9 +20,21 @@ PROJECT = Param(
     "Project directory holding models/*.sql, relative to the Spark driver's working directory "
     "(optional; registered models are always included).",
 )
-SELECT = Param("select", "string", "Comma-separated model names or globs to limit the call to (default: all).")
-START = Param("start", "string", "Only intervals from this date/timestamp on (UTC, ISO).")
-END = Param("end", "string", "Only intervals before this point (UTC, ISO; a bare date means through that day).")
+SELECT = Param(
+    "select", "string",
+    "Models to limit the call to (default: all), comma-separated: a name or glob (shop.daily_*), "
+    "tag:finance (models with that tag; globs allowed), +x also every model x reads (transitively), "
+    "x+ also every model reading x.",
+)
+START = Param(
+    "start", "string",
+    "Only intervals from this date/timestamp on (UTC, ISO); must start an interval of every selected model.",
+)
+END = Param(
+    "end", "string",
+    "Only intervals before this point (UTC, ISO; a bare date means through that day); "
+    "must end an interval of every selected model.",
+)
 EXECUTION_TIME = Param("execution_time", "string", "What 'now' is, as an ISO timestamp in UTC (default: the wall clock).")
 IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
 
@@ -43,13 +56,21 @@ def env_arg(spark: Any, env: str | None) -> str:
 
 
 def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False) -> Window:
+    """The window of a call; ``end`` must come after ``start`` (a bare-date end means through that day)."""
     now = to_ms(execution_time, "execution_time") if execution_time else int(time.time() * 1000)
-    return Window(
+    window = Window(
         execution_ms=now,
         start_ms=to_ms(start, "start", now_ms=now) if start else None,
         end_ms=to_end_ms(end, "end", now_ms=now) if end else None,
         ignore_cron=bool(ignore_cron),
     )
+    if window.start_ms is not None and window.end_ms is not None and window.end_ms <= window.start_ms:
+        through = " (through that day)" if is_date_only(end) else ""
+        raise ArgumentError(
+            f"end {end!r}{through} is not after start {start!r}, so no interval lies between them; "
+            "give an end later than the start"
+        )
+    return window
 
 
 def ts(ms: int | None) -> datetime | None:
