@@ -203,7 +203,7 @@ ALL_SLOTS = MODEL_SLOTS + KIND_SLOTS
 #: A valid value of each property, to show the frame around a fuzzed value is itself valid.
 VALID = {
     "name": "a.b", "kind": "FULL", "start": "'2024-01-01'", "end": "'2024-12-31'", "cron": "'@daily'",
-    "cron_tz": "'UTC'", "interval_unit": "day", "owner": "x", "description": "'d'",
+    "cron_tz": "'UTC'", "interval_unit": "day", "week_start": "sunday", "owner": "x", "description": "'d'",
     "column_descriptions": "(a = 'x')", "columns": "(a INT)", "grain": "ds", "grains": "(ds, id)", "tags": "(t)",
     "terms": "('x.y')", "column_tags": "(a = ('t'))", "partitioned_by": "ds", "clustered_by": "(id)",
     "table_format": "delta", "storage_format": "parquet", "physical_properties": "(k = 'v')",

@@ -229,8 +229,8 @@ def test_ceil_rounds_up_to_the_next_unit_unless_already_aligned():
     assert IntervalUnit.YEAR.ceil(to_ms("2024-06-01")) == to_ms("2025-01-01")
 
 
-def test_only_month_and_year_are_calendar_units():
-    assert {u for u in IntervalUnit if u.is_calendar} == {IntervalUnit.MONTH, IntervalUnit.YEAR}
+def test_month_quarter_and_year_are_the_calendar_units():
+    assert {u for u in IntervalUnit if u.is_calendar} == {IntervalUnit.MONTH, IntervalUnit.QUARTER, IntervalUnit.YEAR}
 
 
 # =========================================================================== cron -> unit
@@ -264,8 +264,8 @@ def test_explicit_interval_unit_wins_over_the_cron():
 
 
 def test_unknown_interval_unit_lists_the_valid_ones():
-    with pytest.raises(ModelDefinitionError, match="interval_unit 'week' is unknown; use one of five_minute"):
-        Schedule.parse("@daily", "week", where="model a.b")
+    with pytest.raises(ModelDefinitionError, match="interval_unit 'fortnight' is unknown; use one of five_minute"):
+        Schedule.parse("@daily", "fortnight", where="model a.b")
 
 
 @pytest.mark.parametrize("cron", ["", "every day", "61 * * * *", "* * *"])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from conftest import state_rows, tables_in
@@ -83,21 +81,4 @@ def test_project_mistake_is_refused_with_file_line_and_column_and_changes_nothin
             expected = fragment.format(p=baseline, f=tmp_path / "models" / "bad.sql")
             assert expected in message, f"{expected!r} not in: {message}"
 
-    assert (state_rows(spark, baseline), tables_in(spark, baseline)) == before
-
-
-@pytest.mark.parametrize("properties, fragment", [
-    ("kind INCREMENTAL_BY_TIME_RANGE (time_column ds, lookback 2)", "lookback 2 (re-running recent intervals) is not run"),
-    ("kind FULL, allow_partials true", "allow_partials true (partial intervals) is not run"),
-])
-def test_properties_that_would_change_the_data_are_refused_until_supported(spark, baseline, tmp_path, properties, fragment):
-    (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "m.sql").write_text(f"MODEL (name {baseline}.later, {properties});\nSELECT DATE'2024-01-01' AS ds")
-    before = (state_rows(spark, baseline), tables_in(spark, baseline))
-
-    planned = spark.sql(call_sql("plan", project=str(tmp_path), execution_time="2024-01-04")).collect()
-    with pytest.raises(Exception, match=f"model {baseline}.later .*{re.escape(fragment)}"):
-        spark.sql(call_sql("apply", project=str(tmp_path), execution_time="2024-01-04")).collect()
-
-    assert any(fragment in (r.reason or "") for r in planned)
     assert (state_rows(spark, baseline), tables_in(spark, baseline)) == before

@@ -151,3 +151,18 @@ def test_rewriting_an_interval_with_empty_output_removes_its_old_rows(spark, iso
 
     assert spark.table(name).where("ds BETWEEN DATE'2024-01-02' AND DATE'2024-01-05'").count() == 0
     assert_df_equality(spark.table(name), untouched, ignore_row_order=True)
+
+
+def test_every_batch_reports_the_rows_it_wrote_and_history_keeps_them(spark, isolated, raw_events):
+    name = f"{isolated}.daily"
+    _call(spark, "create_model", definition=_definition(name, raw_events, cron="'@daily'"))
+    applied = _call(spark, "apply", execution_time="2024-01-04 00:00:00")
+    _call(spark, "run", execution_time="2024-01-05 00:00:00")
+
+    history = _call(spark, "history", model=name, limit=5)
+
+    assert [r.rows for r in applied] == [9]  # 3 days x 3 shops
+    assert [(r.procedure, r.status, r.rows, r.start.date().isoformat()) for r in history] == [
+        ("run", "ok", 0, "2024-01-04"),  # 2024-01-04 has no raw rows at all
+        ("apply", "ok", 9, "2024-01-01"),
+    ]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import re
+from datetime import datetime
 from functools import lru_cache
+from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
@@ -40,10 +42,17 @@ class Schedule:
 
     cron: str
     unit: IntervalUnit
+    #: Time zone the cron is read in: it shifts when intervals are due, never their (UTC) boundaries.
+    tz: str | None = None
+    #: First day of a week interval, 0 = Monday .. 6 = Sunday.
+    week_start: int = 0
 
     @classmethod
-    def parse(cls, cron: str, interval_unit: str | None = None, *, where: str = "model") -> "Schedule":
-        """Validate ``cron`` and settle the unit (explicit, else inferred from the cron)."""
+    def parse(
+        cls, cron: str, interval_unit: str | None = None, *, where: str = "model", tz: str | None = None,
+        week_start: int = 0,
+    ) -> "Schedule":
+        """Validate ``cron`` and settle the unit (explicit, else inferred from the cron as SQLMesh does)."""
         cron = (cron or "").strip()
         if not croniter.is_valid(cron):
             raise ModelDefinitionError(
@@ -76,28 +85,44 @@ class Schedule:
                     f"{where}: cron {cron!r} runs more often than interval_unit {unit.value!r}, so most runs "
                     "would find no complete interval; use a cron no more frequent than the unit"
                 )
-        return cls(cron, unit)
+        return cls(cron, unit, tz, week_start)
+
+    def floor(self, ms: int) -> int:
+        """Start of the interval containing ``ms``."""
+        return self.unit.floor(ms, self.week_start)
+
+    def ceil(self, ms: int) -> int:
+        """Start of the first interval at or after ``ms``."""
+        return self.unit.ceil(ms, self.week_start)
 
     def last_tick(self, ms: int) -> int:
-        """The latest cron tick at or before ``ms``."""
+        """The latest cron tick at or before ``ms``, reading the cron in ``tz``.
+
+        >>> s = Schedule.parse("0 6 * * *", tz="America/New_York")
+        >>> from pyspark_incr.intervals.times import format_ms, to_ms
+        >>> format_ms(s.last_tick(to_ms("2024-01-05 12:00:00")))
+        '2024-01-05 11:00:00'
+        """
         moment = to_datetime(ms)
+        if self.tz:
+            moment = moment.astimezone(ZoneInfo(self.tz))
         if moment.second == moment.microsecond == 0 and croniter.match(self.cron, moment):
             return ms
-        return to_ms(croniter(self.cron, moment).get_prev(type(moment)))
+        return to_ms(croniter(self.cron, moment).get_prev(datetime))
 
     def due_end(self, execution_ms: int, *, ignore_cron: bool = False, allow_partials: bool = False) -> int:
         """Exclusive end of the intervals that may run at ``execution_ms``."""
         if allow_partials:
             return execution_ms
         moment = execution_ms if ignore_cron else self.last_tick(execution_ms)
-        return self.unit.floor(moment)
+        return self.floor(moment)
 
     def expected(self, start_ms: int, end_ms: int | None, execution_ms: int, **due: bool) -> Interval:
         """The aligned range ``[start, min(end, due_end))`` a model should cover."""
-        start = self.unit.floor(start_ms)
+        start = self.floor(start_ms)
         stop = self.due_end(execution_ms, **due)
         if end_ms is not None:
-            stop = min(stop, self.unit.ceil(end_ms))
+            stop = min(stop, self.ceil(end_ms))
         return Interval(start, max(start, stop))
 
 

@@ -22,7 +22,9 @@ class IntervalUnit(Enum):
     HALF_HOUR = "half_hour"
     HOUR = "hour"
     DAY = "day"
+    WEEK = "week"
     MONTH = "month"
+    QUARTER = "quarter"
     YEAR = "year"
 
     @property
@@ -32,10 +34,15 @@ class IntervalUnit(Enum):
 
     @property
     def is_calendar(self) -> bool:
-        """Month and year have varying lengths and need calendar arithmetic."""
-        return self in (IntervalUnit.MONTH, IntervalUnit.YEAR)
+        """Month, quarter and year have varying lengths and need calendar arithmetic."""
+        return self in _MONTHS
 
-    def floor(self, ms: int) -> int:
+    @property
+    def inferable(self) -> bool:
+        """Whether SQLMesh's inference from a cron can pick this unit (week and quarter are set explicitly)."""
+        return self not in (IntervalUnit.WEEK, IntervalUnit.QUARTER)
+
+    def floor(self, ms: int, week_start: int = 0) -> int:
         """Start of the unit containing ``ms``.
 
         >>> from pyspark_incr.intervals.times import format_ms, to_ms
@@ -45,16 +52,24 @@ class IntervalUnit(Enum):
         '2024-03-01'
         >>> format_ms(IntervalUnit.QUARTER_HOUR.floor(to_ms("2024-03-05 13:10:00")))
         '2024-03-05 13:00:00'
+        >>> format_ms(IntervalUnit.QUARTER.floor(to_ms("2024-03-05"))), format_ms(IntervalUnit.WEEK.floor(to_ms("2024-03-07")))
+        ('2024-01-01', '2024-03-04')
+        >>> format_ms(IntervalUnit.WEEK.floor(to_ms("2024-03-07"), week_start=6))
+        '2024-03-03'
         """
+        if self is IntervalUnit.WEEK:
+            days = ms // _DAY
+            back = ((days + _EPOCH_WEEKDAY) - week_start) % 7  # 1970-01-01 was a Thursday
+            return (days - back) * _DAY
         if not self.is_calendar:
             return ms - ms % self.approx_ms
         dt = to_datetime(ms)
-        month = 1 if self is IntervalUnit.YEAR else dt.month
+        month = (dt.month - 1) // _MONTHS[self] * _MONTHS[self] + 1
         return to_ms(datetime(dt.year, month, 1))
 
-    def ceil(self, ms: int) -> int:
+    def ceil(self, ms: int, week_start: int = 0) -> int:
         """Start of the first unit at or after ``ms``."""
-        start = self.floor(ms)
+        start = self.floor(ms, week_start)
         return start if start == ms else self.add(start, 1)
 
     def add(self, ms: int, n: int) -> int:
@@ -67,7 +82,7 @@ class IntervalUnit(Enum):
         if not self.is_calendar:
             return ms + n * self.approx_ms
         dt = to_datetime(ms)
-        months = n * (12 if self is IntervalUnit.YEAR else 1) + dt.month - 1
+        months = n * _MONTHS[self] + dt.month - 1
         year, month = dt.year + months // 12, months % 12 + 1
         return to_ms(datetime(year, month, 1)) + (ms - to_ms(datetime(dt.year, dt.month, 1)))
 
@@ -86,7 +101,7 @@ class IntervalUnit(Enum):
             return (end - start) // self.approx_ms
         a, b = to_datetime(start), to_datetime(end)
         months = (b.year - a.year) * 12 + b.month - a.month
-        return months // 12 if self is IntervalUnit.YEAR else months
+        return months // _MONTHS[self]
 
     @classmethod
     def from_cron_gap(cls, gap_ms: int) -> "IntervalUnit":
@@ -99,7 +114,7 @@ class IntervalUnit(Enum):
         >>> IntervalUnit.from_cron_gap(10 * 60_000).value
         'five_minute'
         """
-        for unit in sorted(cls, key=lambda u: -u.approx_ms):
+        for unit in sorted((u for u in cls if u.inferable), key=lambda u: -u.approx_ms):
             if unit.approx_ms <= gap_ms:
                 return unit
         return cls.FIVE_MINUTE
@@ -111,6 +126,12 @@ _APPROX = {
     IntervalUnit.HALF_HOUR: 30 * _MINUTE,
     IntervalUnit.HOUR: 60 * _MINUTE,
     IntervalUnit.DAY: 1440 * _MINUTE,
+    IntervalUnit.WEEK: 7 * 1440 * _MINUTE,
     IntervalUnit.MONTH: int(timedelta(days=28).total_seconds() * 1000),
+    IntervalUnit.QUARTER: int(timedelta(days=89).total_seconds() * 1000),
     IntervalUnit.YEAR: int(timedelta(days=365).total_seconds() * 1000),
 }
+_DAY = 1440 * _MINUTE
+_EPOCH_WEEKDAY = 3
+#: Months per calendar unit.
+_MONTHS = {IntervalUnit.MONTH: 1, IntervalUnit.QUARTER: 3, IntervalUnit.YEAR: 12}

@@ -33,6 +33,12 @@ from pyspark_incr.model.values import (
 )
 
 TABLE_FORMATS = ("parquet", "delta", "iceberg")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def as_weekday(prop: Property, where: str) -> int:
+    """``monday`` .. ``sunday`` as 0 .. 6."""
+    return WEEKDAYS.index(as_choice(*WEEKDAYS)(prop, where))
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,7 @@ MODEL_PROPS: tuple[Prop, ...] = (
     Prop("cron", as_string, METADATA),
     Prop("cron_tz", as_timezone, METADATA),
     Prop("interval_unit", as_string, METADATA),
+    Prop("week_start", as_weekday, METADATA),
     Prop("owner", as_string, METADATA),
     Prop("description", as_string, METADATA),
     Prop("column_descriptions", as_text_mapping, METADATA),
@@ -161,7 +168,8 @@ def parse_model(
     start, end = values.get("start_ms"), values.get("end_ms")
     if start is not None and end is not None and end <= start:
         raise ModelDefinitionError(f"{where}: end is before start; a model must end after it starts")
-    schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where)
+    schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where,
+                              tz=values.get("cron_tz"), week_start=values.pop("week_start", 0))
     grains = values.pop("grain", ()) + values.pop("grains", ())
     context = json.dumps({"defaults": defaults or {}, "variables": variables or {}}, sort_keys=True, default=str)
     return Model(

@@ -48,9 +48,10 @@ def metadata_hash(model: Model) -> str:
     return _hash({
         "cron": model.schedule.cron,
         "unit": model.schedule.unit.value,
+        "week_start": model.schedule.week_start,
         "grains": model.grains,
         "build": {f: getattr(model.kind, f) for f in model.kind.build_fields()},
-        "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit")},
+        "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit", "week_start")},
     })
 
 

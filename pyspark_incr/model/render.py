@@ -110,8 +110,10 @@ def time_bounds(interval: Interval, spark_type: str, fmt: str | None) -> tuple[e
     """
     start, end = to_datetime(interval.start), to_datetime(interval.end)
     if spark_type == "date":
+        # A partial interval ends mid-day: its last (incomplete) day is still in.
+        last_day = (end - timedelta(microseconds=1)).date() + timedelta(days=1)
         return (exp.cast(exp.Literal.string(start.strftime("%Y-%m-%d")), "DATE"),
-                exp.cast(exp.Literal.string(end.strftime("%Y-%m-%d")), "DATE"), False)
+                exp.cast(exp.Literal.string(last_day.isoformat()), "DATE"), False)
     if spark_type.startswith("timestamp"):
         return (_ts_literal(start, spark_type), _ts_literal(end, spark_type), False)
     last = end - timedelta(microseconds=1)

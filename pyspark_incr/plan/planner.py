@@ -159,12 +159,13 @@ class _Context:
     def _intervals(self, plan: ModelPlan) -> ModelPlan:
         model, window = plan.model, self.window
         expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
-                                           ignore_cron=window.ignore_cron)
+                                           ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
         rebuild, reason = plan.rebuild, plan.reason
         built = IntervalSet() if rebuild else self._built(plan.table, plan.fingerprint)
         if built is None:
             built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
-        missing = (IntervalSet([expected]) - built).intersection(IntervalSet([_restriction(model, window)]))
+        restriction = IntervalSet([_restriction(model, window)])
+        missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(restriction)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing))
         return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason)
 
@@ -174,6 +175,32 @@ class _Context:
         if built and not tables.exists(self.spark, table):
             return None
         return built
+
+
+def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:
+    """``missing`` plus the ``lookback`` intervals before the latest one, when the latest one is due.
+
+    The latest interval being missing is what makes a run process new data; only then are the
+    N intervals before it processed again (for late-arriving rows). Never before the model's start.
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> from pyspark_incr.intervals import to_ms, Interval, IntervalSet
+    >>> m = parse_model("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, lookback 2)); SELECT 1 AS ds")
+    >>> day = lambda a, b: Interval(to_ms(a), to_ms(b))
+    >>> str(_with_lookback(m, day("2024-01-01", "2024-01-10"), IntervalSet([day("2024-01-09", "2024-01-10")])))
+    '[2024-01-07, 2024-01-10)'
+    >>> str(_with_lookback(m, day("2024-01-01", "2024-01-10"), IntervalSet()))
+    '(none)'
+    """
+    lookback = getattr(model.kind, "lookback", None)
+    if not lookback or expected.empty:
+        return missing
+    schedule = model.schedule
+    latest = Interval(schedule.floor(expected.end - 1), expected.end)
+    if not missing.covers(latest):
+        return missing
+    start = max(expected.start, schedule.unit.add(latest.start, -lookback))
+    return missing | [Interval(start, expected.end)]
 
 
 def _join(a: str, b: str) -> str:
@@ -213,7 +240,7 @@ def _aligned(model: Model, what: str, ms: int) -> int:
     An end is shown as a user writes it: a midnight end as the bare date it runs through.
     """
     unit = model.schedule.unit
-    below = unit.floor(ms)
+    below = model.schedule.floor(ms)
     if below == ms:
         return ms
     above = unit.add(below, 1)

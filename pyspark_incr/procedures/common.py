@@ -45,6 +45,7 @@ BATCH_OUTPUT = (
     Column("start", "timestamp", "Start of the batch interval (UTC, inclusive)."),
     Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
     Column("intervals", "bigint", "Number of intervals in the batch."),
+    Column("rows", "bigint", "Rows written by the batch (as Spark counted them)."),
     Column("status", "string", "ok, failed or skipped."),
     Column("seconds", "double", "Wall-clock seconds the step took."),
     Column("message", "string", "Spark's error for a failed step, or why it was skipped."),
@@ -80,7 +81,8 @@ def ts(ms: int | None) -> datetime | None:
 def batch_rows(results: list) -> list[tuple]:
     """Executor results as BATCH_OUTPUT rows."""
     return [
-        (r.model, r.kind, r.action, ts(_start(r.interval)), ts(_end(r.interval)), r.intervals, r.status, r.seconds, r.message or None)
+        (r.model, r.kind, r.action, ts(_start(r.interval)), ts(_end(r.interval)), r.intervals, r.rows, r.status,
+         r.seconds, r.message or None)
         for r in results
     ]
 

@@ -22,7 +22,7 @@ from pyspark_incr.errors import ArgumentError
 _DEFAULTS = {
     "dialect": "dialect", "start": "start_ms", "end": "end_ms", "cron": "cron", "owner": "owner",
     "interval_unit": "interval_unit", "table_format": "table_format", "storage_format": "storage_format",
-    "cron_tz": "cron_tz", "allow_partials": "allow_partials", "enabled": "enabled",
+    "cron_tz": "cron_tz", "allow_partials": "allow_partials", "enabled": "enabled", "week_start": "week_start",
 }
 _SETTINGS = ("state_schema", "physical_schema", "table_format")
 _SQLMESH_ONLY = {
@@ -95,4 +95,10 @@ def _default(key: str, value: Any, path: Path) -> Any:
         if not isinstance(value, bool):
             raise ModelDefinitionError(f"{path}: model_defaults.{key} must be true or false, got {value!r}")
         return value
+    if key == "week_start":
+        from pyspark_incr.model.definition import WEEKDAYS
+
+        if str(value).lower() not in WEEKDAYS:
+            raise ModelDefinitionError(f"{path}: model_defaults.week_start must be one of {', '.join(WEEKDAYS)}")
+        return WEEKDAYS.index(str(value).lower())
     return str(value).lower() if key in ("dialect", "table_format") else str(value)

@@ -35,6 +35,7 @@ class BatchResult:
     status: str
     seconds: float
     message: str = ""
+    rows: int | None = None
 
 
 class Executor:
@@ -103,13 +104,15 @@ class Executor:
         try:
             if not mp.rebuild and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
-            writer.write(ctx, batch)
-            self._record_intervals(mp, batch, "add")
+            rows = writer.write(ctx, batch)
+            complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
+            if not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
+                self._record_intervals(mp, complete, "add")
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self.failed.add(mp.name)
             self._result(mp, "build", batch, "failed", time.monotonic() - started, first_line(e))
             return False
-        self._result(mp, "build", batch, "ok", time.monotonic() - started)
+        self._result(mp, "build", batch, "ok", time.monotonic() - started, rows=rows)
         return True
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
@@ -126,15 +129,15 @@ class Executor:
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,
-                seconds: float, message: str = "") -> None:
+                seconds: float, message: str = "", rows: int | None = None) -> None:
         count = mp.model.schedule.unit.count(interval.start, interval.end) if interval else 0
-        result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message)
+        result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message, rows)
         self.results.append(result)
         now = time.time()
         self._runs.append({
             "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
             "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
-            "end_ms": interval.end if interval else None, "status": status, "message": message or action,
+            "end_ms": interval.end if interval else None, "status": status, "rows": rows, "message": message or action,
             "started_at": _utc(now - seconds), "finished_at": _utc(now),
         })
 

@@ -67,7 +67,7 @@ RUNS = StateTable(
     "runs",
     _schema(("run_id", pa.string()), ("procedure", pa.string()), ("env", pa.string()),
             ("model", pa.string()), ("fingerprint", pa.string()), ("start_ms", pa.int64()),
-            ("end_ms", pa.int64()), ("status", pa.string()), ("message", pa.string()),
+            ("end_ms", pa.int64()), ("status", pa.string()), ("rows", pa.int64()), ("message", pa.string()),
             ("started_at", _TS), ("finished_at", _TS)),
     "One row per executed batch: what ran, for which interval, and how it ended.",
 )

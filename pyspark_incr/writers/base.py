@@ -65,8 +65,8 @@ class Writer(Protocol):
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
         """Make the physical object exist for this version (recreate it for a new one)."""
 
-    def write(self, ctx: BuildContext, interval: Interval) -> None:
-        """Build one batch; the interval's rows must be exactly the query's output for it."""
+    def write(self, ctx: BuildContext, interval: Interval) -> int | None:
+        """Build one batch (the interval's rows become exactly the query's output for it); rows written."""
 
     def check(self, model: Model) -> None:
         """Raise when this version cannot build the model's layout (format, partitioning)."""

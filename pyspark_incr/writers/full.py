@@ -18,6 +18,6 @@ class FullWriter(TableWriter):
         """Any missing interval means one rebuild covering the whole expected range."""
         return [expected] if missing else []
 
-    def write(self, ctx: BuildContext, interval: Interval) -> None:
+    def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
-        tables.insert(df, ctx.table, ctx.spark, overwrite=True)
+        return tables.insert(df, ctx.table, ctx.spark, overwrite=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from sqlglot import exp
@@ -43,7 +44,31 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
 
 
-def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> None:
-    """Insert ``df`` by column name into ``table`` (Spark's insertInto is positional)."""
-    columns = spark.table(table.sql("spark")).columns
-    df.select(*[f"`{c.replace('`', '``')}`" for c in columns]).write.insertInto(table.sql("spark"), overwrite=overwrite)
+def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> int | None:
+    """Insert ``df`` by column name into ``table``; the number of rows written (None if Spark does not say).
+
+    A SQL INSERT over a temporary view, rather than ``insertInto``, because its
+    command plan carries Spark's own ``numOutputRows`` metric: counting would run the query twice.
+    """
+    name = table.sql("spark")
+    columns = spark.table(name).columns
+    view = f"__incr_batch_{uuid.uuid4().hex}"
+    df.select(*[f"`{c.replace('`', '``')}`" for c in columns]).createOrReplaceTempView(view)
+    try:
+        verb = "INSERT OVERWRITE TABLE" if overwrite else "INSERT INTO"
+        return _rows_written(spark.sql(f"{verb} {name} SELECT * FROM `{view}`"))
+    finally:
+        spark.catalog.dropTempView(view)
+
+
+def _rows_written(result: Any) -> int | None:
+    try:
+        plan = result._jdf.queryExecution().executedPlan().commandPhysicalPlan()
+        for _ in range(3):  # adaptive execution wraps the write command when the query shuffles
+            metrics = plan.metrics()
+            if metrics.contains("numOutputRows"):
+                return int(metrics.apply("numOutputRows").value())
+            plan = plan.finalPhysicalPlan()
+    except Exception:  # noqa: BLE001 - a metric is a nicety; its absence must not fail a written batch
+        return None
+    return None

@@ -45,10 +45,10 @@ class TimeRangeWriter(TableWriter):
                 f"yet for INCREMENTAL_BY_TIME_RANGE; the table is partitioned by {model.kind.time_column}"
             )
 
-    def write(self, ctx: BuildContext, interval: Interval) -> None:
+    def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
         self._drop_partitions(ctx, interval, _time_type(ctx, df))
-        tables.insert(df, ctx.table, ctx.spark)
+        return tables.insert(df, ctx.table, ctx.spark)
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The query's rows for ``interval``, wrapped in the output filter."""

@@ -18,6 +18,6 @@ class UnmanagedWriter(TableWriter):
         """One append per run covering everything missing: appends are not idempotent, so never split them."""
         return [Interval(missing.start, missing.end)] if missing else []
 
-    def write(self, ctx: BuildContext, interval: Interval) -> None:
+    def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
-        tables.insert(df, ctx.table, ctx.spark, overwrite=ctx.model.kind.insert_overwrite)
+        return tables.insert(df, ctx.table, ctx.spark, overwrite=ctx.model.kind.insert_overwrite)
