@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pyspark_incr.sqltext import call_sql, split_statements
 
@@ -66,6 +67,11 @@ def _session(args: argparse.Namespace) -> Any:
 
 def _procedure(args: argparse.Namespace, _: list[str]) -> int:
     spark = _session(args)
+    with _progress_bar():
+        return _call(spark, args)
+
+
+def _call(spark: Any, args: argparse.Namespace) -> int:
     names = ("env", "project", "select", "start", "end", "execution_time", "model")
     values = {n: getattr(args, n, None) for n in names}
     if getattr(args, "ignore_cron", False):
@@ -84,11 +90,34 @@ def _demo(args: argparse.Namespace, _: list[str]) -> int:
     os.chdir(REPO)  # the script names the example project by its path in the repository
     failed = 0
     for statement in split_statements(args.script.read_text(encoding="utf-8")):
-        df = spark.sql(statement)
+        with _progress_bar():
+            df = spark.sql(statement)
         title = _title(statement)
         if title.upper().startswith(("CALL", "SELECT")):
             failed |= _show(title, df)
     return failed
+
+
+@contextmanager
+def _progress_bar() -> Iterator[None]:
+    """A progress bar fed by the executor's events while a CALL runs in this process."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from pyspark_incr.run import progress
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   transient=True)
+    task = bar.add_task("building", total=None)
+
+    def update(event: progress.Event) -> None:
+        bar.update(task, total=event.total, completed=event.done, description=event.result.model)
+
+    unsubscribe = progress.subscribe(update)
+    with bar:
+        try:
+            yield
+        finally:
+            unsubscribe()
 
 
 def _title(statement: str) -> str:

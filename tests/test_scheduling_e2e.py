@@ -57,3 +57,31 @@ def test_allow_partials_builds_today_so_far_and_rebuilds_it_on_the_next_run(spar
     assert _counts(spark, name)["2024-01-03"] == 11
     assert [(r.state, r.end.isoformat()) for r in status][0] == ("covered", "2024-01-03T00:00:00"), \
         "the partial day is never recorded as built"
+
+
+def test_each_finished_batch_is_reported_as_it_happens_with_n_of_total(spark, isolated, caplog):
+    from pyspark_incr.run import progress
+
+    raw, name = _raw(spark, isolated), f"{isolated}.daily"
+    _call(spark, "create_model", definition=_model(name, raw, kind_extra=", batch_size 2"))
+    events = []
+    unsubscribe = progress.subscribe(events.append)
+    try:
+        with caplog.at_level("INFO", logger="pyspark_incr.run"):
+            _call(spark, "apply", execution_time="2024-01-06 00:00:00")
+    finally:
+        unsubscribe()
+
+    assert [(e.done, e.total, e.result.intervals) for e in events] == [(1, 3, 2), (2, 3, 2), (3, 3, 1)]
+    assert f"[1/3] {name} build [2024-01-01, 2024-01-03) ok, 2 rows in" in caplog.text
+
+
+def test_status_since_until_shows_only_that_window(spark, isolated):
+    raw, name = _raw(spark, isolated), f"{isolated}.daily"
+    _call(spark, "create_model", definition=_model(name, raw))
+    _call(spark, "apply", execution_time="2024-01-04 00:00:00")
+
+    rows = _call(spark, "status", model=name, execution_time="2024-01-08 00:00:00", since="2024-01-02", until="2024-01-05")
+
+    assert [(r.state, r.start.date().isoformat(), r.end.date().isoformat()) for r in rows] == [
+        ("covered", "2024-01-02", "2024-01-04"), ("missing", "2024-01-04", "2024-01-06")]

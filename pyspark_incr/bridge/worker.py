@@ -9,6 +9,7 @@ stdin pipe the JVM holds open.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -30,6 +31,8 @@ def main() -> None:
     if default.isDefined():
         SparkSession(sc, jsparkSession=default.get())
     load_procedures()
+    # SQL-only clients see progress in the server log: the JVM forwards our stderr.
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     ensure_callback_server_started(gateway)
     jvm.pysparkincr.Bridge.registerWorker(Handler())
     sys.stdin.buffer.read()  # EOF: the JVM is gone

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark_incr.errors import UnknownModelError
-from pyspark_incr.intervals.ranges import IntervalSet
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
     BATCH_OUTPUT, END, ENV, EXECUTION_TIME, IGNORE_CRON, SELECT, START, batch_rows, env_arg, ts, window_arg,
@@ -37,6 +38,8 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
         Param("model", "string", "A model name (default: every model of the environment)."),
         ENV,
         EXECUTION_TIME,
+        Param("since", "string", "Only show coverage from this date/timestamp on (UTC, ISO)."),
+        Param("until", "string", "Only show coverage before this point (UTC, ISO; a bare date means through that day)."),
     ),
     output=(
         Column("model", "string", "Model name."),
@@ -48,7 +51,9 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
         Column("table", "string", "The table or view holding the model."),
     ),
 )
-def status(spark: Any, model: str | None, env: str | None, execution_time: str | None) -> list[tuple]:
+def status(spark: Any, model: str | None, env: str | None, execution_time: str | None,
+           since: str | None, until: str | None) -> list[tuple]:
+    shown = IntervalSet([Interval(to_ms(since, "since") if since else -(2**62), to_end_ms(until, "until") if until else 2**62)])
     store = StateStore(spark)
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None)
@@ -67,7 +72,8 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
             continue
         built = coverage.get((table, mp.fingerprint), IntervalSet())
         unit = mp.model.schedule.unit
-        spans = [("covered", r) for r in built] + [("missing", r) for r in IntervalSet([mp.expected]) - built]
+        spans = [("covered", r) for r in built.intersection(shown)]
+        spans += [("missing", r) for r in (IntervalSet([mp.expected]) - built).intersection(shown)]
         for state, r in sorted(spans, key=lambda s: s[1].start):
             rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table))
     return rows

@@ -15,6 +15,7 @@ from typing import Any
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.plan.planner import METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
+from pyspark_incr.run import progress
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
@@ -48,6 +49,7 @@ class Executor:
         self.failed: set[str] = set()
         self._runs: list[dict] = []
         self._coverage = store.coverage()
+        self._total = sum(max(1, len(m.batches)) for m in plan.models)
 
     def execute(self) -> list[BatchResult]:
         names = [m.name for m in self.plan.models]
@@ -133,6 +135,7 @@ class Executor:
         count = mp.model.schedule.unit.count(interval.start, interval.end) if interval else 0
         result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message, rows)
         self.results.append(result)
+        progress.publish(progress.Event(len(self.results), max(self._total, len(self.results)), result))
         now = time.time()
         self._runs.append({
             "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
