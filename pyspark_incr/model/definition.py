@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 import sqlglot
@@ -179,8 +180,13 @@ def parse_model(
     )
 
 
+@lru_cache(maxsize=8192)
 def reparse(definition: str, source: str, context: str) -> Model:
-    """A model stored in state, parsed again exactly as when it was applied (same defaults and variables)."""
+    """A model stored in state, parsed again exactly as when it was applied (same defaults and variables).
+
+    Cached: the same stored text always gives the same frozen record, and every call of
+    ``incr.run`` re-reads every model of the environment.
+    """
     extra = json.loads(context) if context else {}
     return parse_model(definition, source, extra.get("defaults"), extra.get("variables"))
 

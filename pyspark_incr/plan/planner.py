@@ -124,6 +124,7 @@ class _Context:
         self.spark, self.env, self.window, self.known = store.spark, env, window, known
         self.coverage = store.coverage()
         self.hashes: dict[str, str] = {}
+        self._listed: dict[str, set[str]] = {}
 
     def target(self, model: Model) -> exp.Table | None:
         if model.kind.name == "EMBEDDED":
@@ -172,9 +173,15 @@ class _Context:
     def _built(self, table: exp.Table, fingerprint: str) -> IntervalSet | None:
         """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""
         built = self.coverage.get((table.sql("spark"), fingerprint), IntervalSet())
-        if built and not tables.exists(self.spark, table):
+        if built and table.name.lower() not in self._tables_in(table.db):
             return None
         return built
+
+    def _tables_in(self, schema: str) -> set[str]:
+        """Table names of ``schema``, listed once per plan (one catalog call, not one per model)."""
+        if schema not in self._listed:
+            self._listed[schema] = tables.names_in(self.spark, schema)
+        return self._listed[schema]
 
 
 def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:

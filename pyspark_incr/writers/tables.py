@@ -15,6 +15,14 @@ def exists(spark: Any, table: exp.Table) -> bool:
     return bool(spark.catalog.tableExists(f"{table.db}.{table.name}"))
 
 
+def names_in(spark: Any, schema: str) -> set[str]:
+    """Lowercased names of the tables and views in ``schema`` (empty when it does not exist)."""
+    if not spark.catalog.databaseExists(schema):
+        return set()
+    ident = exp.to_identifier(schema, quoted=True).sql("spark")
+    return {r.tableName.lower() for r in spark.sql(f"SHOW TABLES IN {ident}").collect() if not r.isTemporary}
+
+
 def is_view(spark: Any, table: exp.Table) -> bool:
     """True when ``table`` is a view (dropping it needs DROP VIEW)."""
     jtable = spark._jsparkSession.catalog().getTable(table.db, table.name)
