@@ -7,7 +7,7 @@ import pytest
 from conftest import state_rows, tables_in
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.plan.planner import _restriction
+from pyspark_incr.plan.window import restriction as _restriction
 from pyspark_incr.procedures.common import window_arg
 from pyspark_incr.sqltext import call_sql
 

@@ -10,30 +10,19 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.intervals.times import to_datetime
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.plan import support
 from pyspark_incr.plan.environment import table_for
 from pyspark_incr.plan.sources import Desired, select_models
+from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import can_build, tables, writer_for
 
 #: Change categories, in the words the plan shows.
 ADDED, CHANGED, METADATA, UNCHANGED, REMOVED = "added", "changed", "metadata", "unchanged", "removed"
-
-
-@dataclass(frozen=True)
-class Window:
-    """What the caller asked for: when "now" is, and an optional range restriction."""
-
-    execution_ms: int
-    start_ms: int | None = None
-    end_ms: int | None = None
-    ignore_cron: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,8 +154,8 @@ class _Context:
         built = IntervalSet() if rebuild else self._built(plan.table, plan.fingerprint)
         if built is None:
             built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
-        restriction = IntervalSet([_restriction(model, window)])
-        missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(restriction)
+        allowed = IntervalSet([restriction(model, window)])
+        missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing))
         return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason)
 
@@ -232,42 +221,6 @@ def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> in
         return entry.start_ms
     unit = model.schedule.unit
     return unit.add(model.schedule.due_end(window.execution_ms, ignore_cron=window.ignore_cron), -1)
-
-
-def _restriction(model: Model, window: Window) -> Interval:
-    """The range ``start``/``end`` allow for ``model``; a bound off its interval grid is an error."""
-    lo = _aligned(model, "start", window.start_ms) if window.start_ms is not None else -(2**62)
-    hi = _aligned(model, "end", window.end_ms) if window.end_ms is not None else 2**62
-    return Interval(lo, max(lo, hi))
-
-
-def _aligned(model: Model, what: str, ms: int) -> int:
-    """``ms`` when it starts an interval of ``model``, else an error offering the aligned bounds on both sides.
-
-    An end is shown as a user writes it: a midnight end as the bare date it runs through.
-    """
-    unit = model.schedule.unit
-    below = model.schedule.floor(ms)
-    if below == ms:
-        return ms
-    above = unit.add(below, 1)
-    dates = all(b % 86_400_000 == 0 for b in (below, above))
-    hint = " (a bare date as end means through that day)" if what == "end" and dates else ""
-    raise ArgumentError(
-        f"{what} {_bound(what, ms)!r} is not aligned to the {unit.value.replace('_', ' ')} intervals of model "
-        f"{model.name}; use {_bound(what, below, dates)!r} or {_bound(what, above, dates)!r}{hint}"
-    )
-
-
-def _bound(what: str, ms: int, as_date: bool | None = None) -> str:
-    """``ms`` as ``start``/``end`` would be written: a date, or a timestamp; an end date is the day before."""
-    day = 86_400_000
-    if as_date is None:
-        as_date = ms % day == 0
-    if as_date:
-        return to_datetime(ms - (day if what == "end" else 0)).strftime("%Y-%m-%d")
-    text = to_datetime(ms).strftime("%Y-%m-%d %H:%M:%S")
-    return f"{text}.{ms % 1000:03d}" if ms % 1000 else text
 
 
 def sample_interval(mp: ModelPlan, window: Window) -> Interval:

@@ -11,7 +11,7 @@ from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.times import is_date_only, to_datetime, to_end_ms, to_ms
 from pyspark_incr.plan.environment import check_env
-from pyspark_incr.plan.planner import Window
+from pyspark_incr.plan.window import Window
 from pyspark_incr.procedures.spec import Column, Param
 
 ENV = Param("env", "string", "Environment (default: prod, or the session's spark.incr.defaultEnv).")
