@@ -34,3 +34,7 @@ class StateError(IncrError):
 
 class BridgeError(IncrError):
     """The JVM shim or the Python worker could not be set up."""
+
+
+class AuditFailed(IncrError):
+    """A blocking audit found rows that break it; the batch's interval is not recorded."""

@@ -13,6 +13,7 @@ from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
+from pyspark_incr.run import audits
 from pyspark_incr.writers import WRITERS, tables, writer_for
 from pyspark_incr.writers.base import BuildContext
 
@@ -33,6 +34,10 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
         reasons = [] if mp.change == "removed" else support.blocking(mp.model, mp.change == "changed")
         if reasons:
             raise ModelDefinitionError(f"model {mp.name} ({mp.model.located}): " + "; ".join(reasons))
+    for mp in plan.models:
+        if mp.change not in ("removed", "unchanged"):
+            for call in mp.model.audits:
+                audits.parse_args(call, f"model {mp.name} ({mp.model.located})")
     externals = {m.name for m in plan.models if m.model.kind.name == "EXTERNAL"}
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
@@ -64,9 +69,19 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
                 f"model {model.name} reads {ref}, which is neither a table in the catalog nor a model; "
                 f"create the table or define a model named {ref}"
             )
+    where = f"model {model.name}"
+    for call in model.audits:
+        audits.parse_args(call, where)
     if readable:
         ctx = BuildContext(spark, model, table, execution_ms, table_map, embedded)
-        ctx.dataframe(ctx.query(interval))
+        output = {c.lower() for c in ctx.dataframe(ctx.query(interval)).columns}
+        for call in model.audits:
+            unknown = sorted(c for c in audits.columns_used(call, where) if c.lower() not in output)
+            if unknown:
+                raise ModelDefinitionError(
+                    f"{where}: audit {audits.describe(call)} refers to {', '.join(unknown)}, which the query does "
+                    f"not produce (it produces {', '.join(sorted(output))})"
+                )
 
 
 def _reads(depends_on: tuple[str, ...], embedded: dict[str, str]) -> list[str]:

@@ -15,7 +15,8 @@ from typing import Any
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.plan.planner import METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
-from pyspark_incr.run import progress
+from pyspark_incr.errors import AuditFailed
+from pyspark_incr.run import audits, progress
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
@@ -107,6 +108,7 @@ class Executor:
             if not mp.rebuild and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
             rows = writer.write(ctx, batch)
+            warnings = self._audit(writer, ctx, mp, batch)
             complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
             if not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
                 self._record_intervals(mp, complete, "add")
@@ -114,8 +116,21 @@ class Executor:
             self.failed.add(mp.name)
             self._result(mp, "build", batch, "failed", time.monotonic() - started, first_line(e))
             return False
-        self._result(mp, "build", batch, "ok", time.monotonic() - started, rows=rows)
+        self._result(mp, "build", batch, "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
         return True
+
+    def _audit(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> list[str]:
+        """Run the model's audits on the batch just written; a blocking failure raises, others become warnings."""
+        warnings = []
+        where = f"model {mp.name}"
+        for call in mp.model.audits:
+            _, blocking = audits.parse_args(call, where)
+            bad = audits.count_bad_rows(self.spark, call, writer.audited_rows(ctx, batch), where)
+            if bad and blocking:
+                raise AuditFailed(f"audit {audits.describe(call)} failed: {bad} bad rows in {batch}")
+            if bad:
+                warnings.append(f"warning: audit {audits.describe(call)} found {bad} bad rows")
+        return warnings
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
         self.store.append(t.INTERVALS, [{

@@ -123,6 +123,10 @@ class TableWriter:
                     f"{where}: partitioned_by {column!r} is an expression; Parquet tables partition by columns only"
                 )
 
+    def audited_rows(self, ctx: "BuildContext", interval: Interval) -> exp.Expression:
+        """The rows a batch of ``interval`` wrote, for its audits: the whole table unless a writer knows better."""
+        return ctx.table.copy()
+
     def document(self, ctx: "BuildContext", interval: Interval) -> None:
         """Update the table's comments and properties after a metadata-only change."""
         docs.update_table(ctx.spark, ctx.table, ctx.model, set(self.partition_columns(ctx.model)))

@@ -34,6 +34,14 @@ class TimeRangeWriter(TableWriter):
     def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
         return batches(missing, model.schedule.unit, model.kind.batch_size)
 
+    def audited_rows(self, ctx: BuildContext, interval: Interval) -> exp.Expression:
+        """Only the batch's interval of the table."""
+        table = ctx.table.sql("spark")
+        spark_type = _time_type(ctx, ctx.spark.table(table))
+        kind = ctx.model.kind
+        return output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval, spark_type,
+                             kind.time_column_format).subquery("__incr_batch")
+
     def partition_columns(self, model: Model) -> tuple[str, ...]:
         return (model.kind.time_column,)
 
