@@ -19,6 +19,8 @@ from pyspark_incr.model.definition import Model, reparse
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
+#: State tables read earlier in this process, with the file listing they were read at.
+_session_cache: dict[tuple[str, str, str], tuple[tuple, pa.Table]] = {}
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,23 @@ class StateStore:
         _ensured.add(key)
 
     def read(self, table: t.StateTable) -> pa.Table:
+        """The table's rows: read once per call, and reused across calls while its files are unchanged."""
         if table.name not in self._cache:
             self.ensure()
+            name = table.qualified(self.schema)
             try:
-                self._cache[table.name] = self.spark.table(table.qualified(self.schema)).toArrow()
+                version = _files_version(self.spark, self.schema, table.name)
+                key = (str(self.spark.sparkContext.applicationId), self.schema, table.name)
+                cached = _session_cache.get(key)
+                if version is not None and cached is not None and cached[0] == version:
+                    self._cache[table.name] = cached[1]
+                else:
+                    self._cache[table.name] = self.spark.table(name).toArrow()
+                    if version is not None:
+                        _session_cache[key] = (version, self._cache[table.name])
             except Exception as e:  # noqa: BLE001 - any read failure is a state problem for the user
                 raise StateError(
-                    f"state table {table.qualified(self.schema)} cannot be read ({e}); "
+                    f"state table {name} cannot be read ({e}); "
                     "check the catalog, or point spark.incr.stateSchema at a fresh schema"
                 ) from e
         return self._cache[table.name]
@@ -119,6 +131,24 @@ class StateStore:
             current = sets.get(key, IntervalSet())
             sets[key] = current | change if row["op"] == "add" else current - change
         return sets
+
+
+def _files_version(spark: Any, schema: str, name: str) -> tuple | None:
+    """The data files of a state table (name, size, modification time); None when they cannot be listed.
+
+    State tables only ever grow by appended files, so an unchanged listing means unchanged rows,
+    whichever process wrote last. Listing costs milliseconds; reading costs a Spark job.
+    """
+    try:
+        jvm = spark._jvm
+        ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
+        location = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+        statuses = fs.listStatus(path) if fs.exists(path) else []
+        return tuple(sorted((s.getPath().getName(), s.getLen(), s.getModificationTime()) for s in statuses))
+    except Exception:  # noqa: BLE001 - without a listing we simply read the table
+        return None
 
 
 def _entry(row: dict[str, Any]) -> EnvEntry:
