@@ -116,7 +116,7 @@ class _Context:
         self._listed: dict[str, set[str]] = {}
 
     def target(self, model: Model) -> exp.Table | None:
-        if model.kind.name == "EMBEDDED":
+        if model.kind.inlined:
             return None
         if not model.kind.builds_object:
             return exp.to_table(model.name)
@@ -124,7 +124,7 @@ class _Context:
 
     def plan(self, plans: list[ModelPlan]) -> Plan:
         table_map = {name: t for name, m in self.known.items() if (t := self.target(m)) is not None}
-        embedded = {name: m.query for name, m in self.known.items() if m.kind.name == "EMBEDDED" and m.query}
+        embedded = {name: m.query for name, m in self.known.items() if m.kind.inlined and m.query}
         return Plan(self.env, self.window, tuple(plans), table_map, embedded)
 
     def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False) -> ModelPlan:

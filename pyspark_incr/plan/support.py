@@ -13,7 +13,7 @@ def blocking(model: Model, changed: bool) -> list[str]:
     """Why ``model`` cannot be built as written by this version (empty when it can)."""
     kind = model.kind
     reasons = []
-    if changed and getattr(kind, "forward_only", False) and kind.name not in ("SCD_TYPE_2", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"):
+    if changed and getattr(kind, "forward_only", False):
         reasons.append("is forward_only, and applying its change would rebuild its table; forward-only changes "
                        "are not supported by this version yet")
     return reasons

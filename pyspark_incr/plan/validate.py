@@ -14,7 +14,7 @@ from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.run import audits
-from pyspark_incr.writers import WRITERS, tables, writer_for
+from pyspark_incr.writers import can_build, tables, writer_for
 from pyspark_incr.writers.base import BuildContext
 
 
@@ -38,11 +38,11 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
         if mp.change not in ("removed", "unchanged"):
             for call in mp.model.audits:
                 audits.parse_args(call, f"model {mp.name} ({mp.model.located})")
-    externals = {m.name for m in plan.models if m.model.kind.name == "EXTERNAL"}
+    externals = {m.name for m in plan.models if not m.builds_object and m.table is not None}
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
             continue
-        if building or mp.model.kind.name in WRITERS:
+        if building or can_build(mp.model):
             writer_for(mp.model).check(mp.model)
         validate_model(spark, mp.model, mp.table, plan.table_map, sample_interval(mp, plan.window),
                        plan.window.execution_ms, plan.embedded, externals)

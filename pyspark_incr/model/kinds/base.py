@@ -12,7 +12,7 @@ from sqlglot.time import format_time
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import KindSpec, Property
-from pyspark_incr.model.properties import BUILD, DATA, Prop, fields_affecting, read_properties
+from pyspark_incr.model.properties import BUILD, Prop, fields_affecting, read_properties
 from pyspark_incr.model.values import _value, as_bool, as_choice
 
 CHANGE_POLICY = ("error", "warn", "allow", "ignore")
@@ -37,6 +37,8 @@ class KindBase:
     needs_query: ClassVar[bool] = True
     #: False when nothing is materialized in the catalog (EMBEDDED, EXTERNAL).
     builds_object: ClassVar[bool] = True
+    #: True when the query is inlined into every reader instead of being read from a table (EMBEDDED).
+    inlined: ClassVar[bool] = False
     props: ClassVar[tuple[Prop, ...]] = ()
 
     @classmethod
@@ -52,11 +54,8 @@ class KindBase:
     @classmethod
     def build_fields(cls) -> tuple[str, ...]:
         """Fields that change how the model is built, never what it holds (kept out of the data hash)."""
-        return tuple(f for f in fields_affecting(cls.props, BUILD))
+        return fields_affecting(cls.props, BUILD)
 
-    @classmethod
-    def data_fields(cls) -> tuple[str, ...]:
-        return fields_affecting(cls.props, DATA)
 
 
 _DIRECTIVE = re.compile(r"%(.)")

@@ -35,6 +35,7 @@ class EmbeddedKind(KindBase):
     name: ClassVar[str] = "EMBEDDED"
     has_intervals: ClassVar[bool] = False
     builds_object: ClassVar[bool] = False
+    inlined: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
