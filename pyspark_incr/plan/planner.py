@@ -44,6 +44,10 @@ class ModelPlan:
     batches: tuple[Interval, ...] = ()
     #: The physical table must be (re)created and everything rebuilt: a new version, or its table is gone.
     rebuild: bool = False
+    #: Intervals of this version already built (empty when rebuilding).
+    built: IntervalSet = field(default_factory=IntervalSet)
+    #: Whether the model's table exists in the catalog now.
+    table_exists: bool = False
 
     @property
     def kind(self) -> str:
@@ -138,8 +142,9 @@ class _Context:
         reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), *support.not_applied(model)) if r])
         table = self.target(model)
         start = _effective_start(model, entry, self.window)
+        exists = table is not None and model.kind.builds_object and table.name.lower() in self._tables_in(table.db)
         plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table, start,
-                         rebuild=change in (ADDED, CHANGED))
+                         rebuild=change in (ADDED, CHANGED), table_exists=exists)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
         if not model.kind.has_intervals or table is None or not model.kind.builds_object:
@@ -151,20 +156,19 @@ class _Context:
         expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
                                            ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
         rebuild, reason = plan.rebuild, plan.reason
-        built = IntervalSet() if rebuild else self._built(plan.table, plan.fingerprint)
+        built = IntervalSet() if rebuild else self._built(plan)
         if built is None:
             built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
         allowed = IntervalSet([restriction(model, window)])
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing))
-        return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason)
+        return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason,
+                       built=built)
 
-    def _built(self, table: exp.Table, fingerprint: str) -> IntervalSet | None:
+    def _built(self, plan: ModelPlan) -> IntervalSet | None:
         """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""
-        built = self.coverage.get((table.sql("spark"), fingerprint), IntervalSet())
-        if built and table.name.lower() not in self._tables_in(table.db):
-            return None
-        return built
+        built = self.coverage.get((plan.table_name, plan.fingerprint), IntervalSet())
+        return None if built and not plan.table_exists else built
 
     def _tables_in(self, schema: str) -> set[str]:
         """Table names of ``schema``, listed once per plan (one catalog call, not one per model)."""

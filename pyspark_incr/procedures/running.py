@@ -61,7 +61,6 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
     if wanted and wanted not in {m.name for m in plan.models}:
         known = ", ".join(m.name for m in plan.models) or "none"
         raise UnknownModelError(f"status: model {model!r} is not in environment {env_name} (it holds: {known})")
-    coverage = store.coverage()
     rows = []
     for mp in plan.models:
         if wanted and mp.name != wanted:
@@ -70,7 +69,7 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
         if mp.expected is None:  # no intervals to track: say what the model is instead
             rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table))
             continue
-        built = coverage.get((table, mp.fingerprint), IntervalSet())
+        built = mp.built
         unit = mp.model.schedule.unit
         spans = [("covered", r) for r in built.intersection(shown)]
         spans += [("missing", r) for r in (IntervalSet([mp.expected]) - built).intersection(shown)]

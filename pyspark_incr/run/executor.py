@@ -49,7 +49,6 @@ class Executor:
         self.results: list[BatchResult] = []
         self.failed: set[str] = set()
         self._runs: list[dict] = []
-        self._coverage = store.coverage()
         self._total = sum(max(1, len(m.batches)) for m in plan.models)
 
     def execute(self) -> list[BatchResult]:
@@ -81,7 +80,7 @@ class Executor:
                            self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild)
         writer = writer_for(mp.model)
         started = time.monotonic()
-        prepared = mp.rebuild or not tables.exists(self.spark, mp.table)
+        prepared = mp.rebuild or not mp.table_exists
         try:
             if prepared:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
@@ -96,16 +95,15 @@ class Executor:
             self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
             return
         if prepared and not mp.model.kind.has_intervals:
-            self._result(mp, "create view", None, "ok", time.monotonic() - started)
+            self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
         for batch in mp.batches:
             if not self._write(writer, ctx, mp, batch):
                 break
 
     def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
         started = time.monotonic()
-        key = (mp.table.sql("spark"), mp.fingerprint)
         try:
-            if not mp.rebuild and self._coverage.get(key, IntervalSet()).intersection(IntervalSet([batch])):
+            if mp.built.intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
             rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
@@ -134,7 +132,7 @@ class Executor:
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
         self.store.append(t.INTERVALS, [{
-            "table_name": mp.table.sql("spark"), "fingerprint": mp.fingerprint, "model": mp.name,
+            "table_name": mp.table_name, "fingerprint": mp.fingerprint, "model": mp.name,
             "start_ms": interval.start, "end_ms": interval.end, "op": op, "run_id": self.run_id,
         }])
 
