@@ -117,6 +117,11 @@ class Schedule:
         moment = execution_ms if ignore_cron else self.last_tick(execution_ms)
         return self.floor(moment)
 
+    def latest_due(self, execution_ms: int, *, ignore_cron: bool = False) -> Interval:
+        """The last interval due at ``execution_ms``."""
+        end = self.due_end(execution_ms, ignore_cron=ignore_cron)
+        return Interval(self.unit.add(end, -1), end)
+
     def expected(self, start_ms: int, end_ms: int | None, execution_ms: int, **due: bool) -> Interval:
         """The aligned range ``[start, min(end, due_end))`` a model should cover."""
         start = self.floor(start_ms)

@@ -223,8 +223,7 @@ def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> in
         return model.start_ms
     if entry is not None and entry.start_ms is not None:
         return entry.start_ms
-    unit = model.schedule.unit
-    return unit.add(model.schedule.due_end(window.execution_ms, ignore_cron=window.ignore_cron), -1)
+    return model.schedule.latest_due(window.execution_ms, ignore_cron=window.ignore_cron).start
 
 
 def sample_interval(mp: ModelPlan, window: Window) -> Interval:
@@ -233,6 +232,4 @@ def sample_interval(mp: ModelPlan, window: Window) -> Interval:
         return mp.batches[0]
     if mp.expected is not None and not mp.expected.empty:
         return mp.expected
-    schedule = mp.model.schedule
-    end = schedule.due_end(window.execution_ms, ignore_cron=window.ignore_cron)
-    return Interval(schedule.unit.add(end, -1), end)
+    return mp.model.schedule.latest_due(window.execution_ms, ignore_cron=window.ignore_cron)

@@ -7,7 +7,6 @@ from typing import Any
 from pyspark_incr.errors import UnknownModelError
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.model.fingerprint import data_hash
-from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.plan.environment import PROD, table_for
 from pyspark_incr.plan.validate import validate_model
 from pyspark_incr.procedures.common import window_arg
@@ -35,9 +34,7 @@ def create_model(spark: Any, definition: str) -> list[tuple]:
     registry = store.registry()
     table_map = {name: table_for(name, PROD) for name in {*registry, model.name}}
     now = window_arg(None, None, None).execution_ms
-    due = model.schedule.due_end(now)
-    sample = Interval(model.schedule.unit.add(due, -1), due)
-    validate_model(spark, model, table_map[model.name], table_map, sample, now)
+    validate_model(spark, model, table_map[model.name], table_map, model.schedule.latest_due(now), now)
     old = registry.get(model.name)
     if old == definition:
         status = "unchanged"
