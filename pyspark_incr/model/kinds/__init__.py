@@ -19,7 +19,6 @@ from pyspark_incr.model.kinds.simple import (
 from pyspark_incr.model.kinds.time_range import IncrementalByTimeRangeKind
 from pyspark_incr.model.kinds.unique_key import IncrementalByUniqueKeyKind
 
-Kind = KindBase
 
 KINDS: dict[str, type[KindBase]] = {
     k.name: k
@@ -43,4 +42,4 @@ def kind_from_spec(spec: KindSpec, where: str, dialect: str = "spark") -> KindBa
     return cls.from_spec(spec, where, dialect)
 
 
-__all__ = ["KINDS", "Kind", "KindBase", "kind_from_spec", *[c.__name__ for c in KINDS.values()]]
+__all__ = ["KINDS", "KindBase", "kind_from_spec", *[c.__name__ for c in KINDS.values()]]
