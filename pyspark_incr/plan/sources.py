@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
-from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.model.definition import Model, reparse
 from pyspark_incr.project.dag import parents
 from pyspark_incr.project.loader import Project, with_content_hash
 from pyspark_incr.state.store import StateStore
@@ -27,7 +27,7 @@ class Desired:
 
 def desired_models(store: StateStore, project: Project | None) -> Desired:
     """Registry models, plus the project's when ``project`` is given; a name in both is an error."""
-    models = {name: with_content_hash(parse_model(text)) for name, text in store.registry().items()}
+    models = {name: with_content_hash(reparse(text, REGISTRY, "")) for name, text in store.registry().items()}
     source = {name: REGISTRY for name in models}
     sources = {REGISTRY}
     if project is not None:
