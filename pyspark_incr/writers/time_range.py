@@ -71,7 +71,7 @@ class TimeRangeWriter(TableWriter):
         tz = ZoneInfo(ctx.spark.conf.get("spark.sql.session.timeZone"))
         doomed = []
         for row in ctx.spark.sql(f"SHOW PARTITIONS {ctx.table_sql}").collect():
-            name, _, raw = row[0].partition("=")
+            _, _, raw = row[0].partition("=")
             value = unquote(raw)
             if value != _NULL_PARTITION and interval.start <= _instant(value, spark_type, fmt, tz) < interval.end:
                 doomed.append(value)
