@@ -43,10 +43,4 @@ def audit(spark: Any, model: str, env: str | None, start: str | None, end: str |
         lo = window.start_ms if window.start_ms is not None else mp.expected.start
         hi = window.end_ms if window.end_ms is not None else mp.expected.end
         rows = writer_for(mp.model).audited_rows(ctx, Interval(lo, max(lo, hi)))
-    out = []
-    for call in mp.model.audits:
-        _, blocking = audits.parse_args(call, f"model {name}")
-        bad = audits.count_bad_rows(spark, call, rows, f"model {name}")
-        status = "ok" if not bad else ("failed" if blocking else "warning")
-        out.append((name, audits.describe(call), blocking, bad, status))
-    return out
+    return [(name, o.audit, o.blocking, o.bad_rows, o.status) for o in audits.evaluate(spark, mp.model, rows)]

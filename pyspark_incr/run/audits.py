@@ -15,13 +15,16 @@ the batch, so its interval is not recorded; ``blocking := false`` only warns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
+
+if TYPE_CHECKING:
+    from pyspark_incr.model.definition import Model
 
 Args = dict[str, exp.Expression]
 Call = tuple[str, tuple[tuple[str, str], ...]]
@@ -137,6 +140,29 @@ def describe(call: Call) -> str:
     """``not_null(columns := (a, b))`` as the user wrote it."""
     name, args = call
     return f"{name}({', '.join(f'{k} := {v}' for k, v in args)})"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One audit run on some rows: how many broke it, and whether that blocks the batch."""
+
+    audit: str
+    blocking: bool
+    bad_rows: int
+
+    @property
+    def status(self) -> str:
+        return "ok" if not self.bad_rows else ("failed" if self.blocking else "warning")
+
+
+def evaluate(spark: object, model: "Model", relation: exp.Expression) -> list[Outcome]:
+    """Run every audit of ``model`` on ``relation`` (the rows a batch wrote, or a window of the table)."""
+    where = f"model {model.name}"
+    outcomes = []
+    for call in model.audits:
+        _, blocking = parse_args(call, where)
+        outcomes.append(Outcome(describe(call), blocking, count_bad_rows(spark, call, relation, where)))
+    return outcomes
 
 
 def count_bad_rows(spark: object, call: Call, relation: exp.Expression, where: str) -> int:

@@ -119,15 +119,14 @@ class Executor:
 
     def _audit(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> list[str]:
         """Run the model's audits on the batch just written; a blocking failure raises, others become warnings."""
+        if not mp.model.audits:
+            return []
         warnings = []
-        where = f"model {mp.name}"
-        for call in mp.model.audits:
-            _, blocking = audits.parse_args(call, where)
-            bad = audits.count_bad_rows(self.spark, call, writer.audited_rows(ctx, batch), where)
-            if bad and blocking:
-                raise AuditFailed(f"audit {audits.describe(call)} failed: {bad} bad rows in {batch}")
-            if bad:
-                warnings.append(f"warning: audit {audits.describe(call)} found {bad} bad rows")
+        for outcome in audits.evaluate(self.spark, mp.model, writer.audited_rows(ctx, batch)):
+            if outcome.status == "failed":
+                raise AuditFailed(f"audit {outcome.audit} failed: {outcome.bad_rows} bad rows in {batch}")
+            if outcome.status == "warning":
+                warnings.append(f"warning: audit {outcome.audit} found {outcome.bad_rows} bad rows")
         return warnings
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
