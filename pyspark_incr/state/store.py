@@ -6,6 +6,7 @@ once (Arrow); writes are appends of whole row batches.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable
@@ -19,6 +20,7 @@ from pyspark_incr.model.definition import Model, reparse
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
+_write_lock = threading.Lock()
 #: State tables read earlier in this process, with the file listing they were read at.
 _session_cache: dict[tuple[str, str, str], tuple[tuple, pa.Table]] = {}
 
@@ -97,7 +99,8 @@ class StateStore:
             if "at" in names:
                 row.setdefault("at", now)
         df = self.spark.createDataFrame(t.to_arrow(table, rows))
-        df.write.insertInto(table.qualified(self.schema))
+        with _write_lock:  # concurrent appends to one table would share (and delete) its _temporary directory
+            df.write.insertInto(table.qualified(self.schema))
         self._cache.pop(table.name, None)
 
     # -- registry -----------------------------------------------------------
