@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument(f"--{a}", default=None)
         if name == "run":
             p.add_argument("--ignore-cron", action="store_true")
+        if name in ("plan", "apply", "run"):
+            p.add_argument("--per-partition", action="store_true", help="one interval per job")
+        if name in ("apply", "run"):
+            p.add_argument("--concurrency", type=int, default=None, help="models built at once (default 4)")
         p.set_defaults(handler=_procedure)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
@@ -72,10 +76,11 @@ def _procedure(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def _call(spark: Any, args: argparse.Namespace) -> int:
-    names = ("env", "project", "select", "start", "end", "execution_time", "model")
+    names = ("env", "project", "select", "start", "end", "execution_time", "model", "concurrency")
     values = {n: getattr(args, n, None) for n in names}
-    if getattr(args, "ignore_cron", False):
-        values["ignore_cron"] = True
+    for flag in ("ignore_cron", "per_partition"):
+        if getattr(args, flag, False):
+            values[flag] = True
     if values.get("project"):
         values["project"] = str(Path(values["project"]).resolve())
     df = spark.sql(call_sql(args.command, **values))

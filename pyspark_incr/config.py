@@ -9,7 +9,10 @@ STATE_SCHEMA = "spark.incr.stateSchema"
 #: Environment used when a procedure is called without ``env``.
 DEFAULT_ENV = "spark.incr.defaultEnv"
 
-_DEFAULTS = {STATE_SCHEMA: "incr_state", DEFAULT_ENV: "prod"}
+#: How many independent models an apply or run builds at once.
+CONCURRENCY = "spark.incr.concurrency"
+
+_DEFAULTS = {STATE_SCHEMA: "incr_state", DEFAULT_ENV: "prod", CONCURRENCY: "4"}
 
 
 def setting(spark: Any, key: str) -> str:

@@ -131,6 +131,9 @@ def embedded_conf(home: Path | str) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "2",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
+        # Models and batches built at the same time share the cores fairly (in the pool "incr").
+        "spark.scheduler.mode": "FAIR",
+        "spark.scheduler.allocation.file": str(Path(__file__).with_name("fairscheduler.xml")),
         # Intervals are UTC; showing procedure timestamps in UTC keeps them readable as such.
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.catalogImplementation": "hive",

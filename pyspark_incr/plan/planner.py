@@ -48,6 +48,8 @@ class ModelPlan:
     built: IntervalSet = field(default_factory=IntervalSet)
     #: Whether the model's table exists in the catalog now.
     table_exists: bool = False
+    #: How many of the batches may run at once.
+    batch_concurrency: int = 1
 
     @property
     def kind(self) -> str:
@@ -139,12 +141,13 @@ class _Context:
             fingerprint = data_hash(model, {p: self.hashes[p] for p in parents(model, self.hashes)})
             change, reason = _categorize(model, fingerprint, entry)
         self.hashes[model.name] = fingerprint
-        reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), *support.not_applied(model)) if r])
+        concurrency, note = support.batch_concurrency(model)
+        reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), note) if r])
         table = self.target(model)
         start = _effective_start(model, entry, self.window)
         exists = table is not None and model.kind.builds_object and table.name.lower() in self._tables_in(table.db)
         plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table, start,
-                         rebuild=change in (ADDED, CHANGED), table_exists=exists)
+                         rebuild=change in (ADDED, CHANGED), table_exists=exists, batch_concurrency=concurrency)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
         if not model.kind.has_intervals or table is None or not model.kind.builds_object:
@@ -161,7 +164,7 @@ class _Context:
             built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
         allowed = IntervalSet([restriction(model, window)])
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
-        batches = tuple(writer_for(model).plan_batches(model, expected, missing))
+        batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
         return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason,
                        built=built)
 

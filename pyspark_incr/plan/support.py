@@ -1,4 +1,4 @@
-"""Properties this version parses but does not yet act on.
+"""Properties this version parses but does not yet act on, and how far a model's batches may overlap.
 
 Those that would change which rows a run computes are refused before anything
 is built; those that only change scheduling or speed are named in the plan.
@@ -6,7 +6,12 @@ is built; those that only change scheduling or speed are named in the plan.
 
 from __future__ import annotations
 
+import re
+
 from pyspark_incr.model.definition import Model
+from pyspark_incr.model.macros import PREFIX, THIS_MODEL
+
+_READS_ITSELF = re.compile(rf"\b{PREFIX}{THIS_MODEL}\b", re.IGNORECASE)
 
 
 def blocking(model: Model, changed: bool) -> list[str]:
@@ -19,9 +24,22 @@ def blocking(model: Model, changed: bool) -> list[str]:
     return reasons
 
 
-def not_applied(model: Model) -> list[str]:
-    """Properties accepted but without effect yet (scheduling and speed only)."""
-    notes = []
-    if getattr(model.kind, "batch_concurrency", None) and model.kind.batch_concurrency > 1:
-        notes.append("batch_concurrency not applied yet: batches run one at a time")
-    return notes
+def batch_concurrency(model: Model) -> tuple[int, str]:
+    """How many of ``model``'s batches may run at once, and why fewer than it asks for (empty when not).
+
+    Order matters when a batch builds on what earlier ones wrote: merges, history and cursors
+    (the kind says so), and queries that read the model's own table.
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> batch_concurrency(parse_model("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, "
+    ...     "batch_concurrency 4)); SELECT ds FROM @this_model"))
+    (1, 'batch_concurrency forced to 1: the query reads the model itself, so batches must run in order')
+    """
+    wanted = getattr(model.kind, "batch_concurrency", None) or 1
+    if wanted <= 1:
+        return 1, ""
+    if model.kind.ordered_batches:
+        return 1, f"batch_concurrency forced to 1: each {model.kind.name} batch builds on the previous one"
+    if model.name in model.depends_on or (model.query and _READS_ITSELF.search(model.query)):
+        return 1, "batch_concurrency forced to 1: the query reads the model itself, so batches must run in order"
+    return wanted, ""

@@ -18,6 +18,8 @@ class Window:
     start_ms: int | None = None
     end_ms: int | None = None
     ignore_cron: bool = False
+    #: One interval per job, whatever the models' batch_size (per-partition mode).
+    per_partition: bool = False
 
 
 def restriction(model: Model, window: Window) -> Interval:

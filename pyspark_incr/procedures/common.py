@@ -6,6 +6,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from pyspark_incr.config import CONCURRENCY as CONCURRENCY_CONF
 from pyspark_incr.config import DEFAULT_ENV, setting
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.errors import ArgumentError
@@ -36,6 +37,17 @@ END = Param(
     "must end an interval of every selected model.",
 )
 EXECUTION_TIME = Param("execution_time", "string", "What 'now' is, as an ISO timestamp in UTC (default: the wall clock).")
+PER_PARTITION = Param(
+    "per_partition", "boolean",
+    "One interval per job, whatever the models' batch_size (to isolate a failing interval, or for queries "
+    "only correct one interval at a time).",
+    default=False,
+)
+CONCURRENCY = Param(
+    "concurrency", "int",
+    "How many independent models to build at once (default: the project's incr.concurrency, else the "
+    "session's spark.incr.concurrency, else 4); 1 builds one model at a time.",
+)
 IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
 
 BATCH_OUTPUT = (
@@ -56,7 +68,25 @@ def env_arg(spark: Any, env: str | None) -> str:
     return check_env(env or setting(spark, DEFAULT_ENV))
 
 
-def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False) -> Window:
+def concurrency_arg(spark: Any, value: int | None, configured: str | None = None) -> int:
+    """The models-at-once limit: the argument, else the project's setting, else the session's."""
+    if value is not None:
+        source, raw = "argument concurrency", value
+    elif configured is not None:
+        source, raw = "the project's incr.concurrency", configured
+    else:
+        source, raw = f"spark conf {CONCURRENCY_CONF}", setting(spark, CONCURRENCY_CONF)
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError):
+        limit = 0
+    if limit < 1:
+        raise ArgumentError(f"{source} is {raw!r}; give a whole number of models to build at once, 1 or more")
+    return limit
+
+
+def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False,
+               per_partition: bool = False) -> Window:
     """The window of a call; ``end`` must come after ``start`` (a bare-date end means through that day)."""
     now = to_ms(execution_time, "execution_time") if execution_time else int(time.time() * 1000)
     window = Window(
@@ -64,6 +94,7 @@ def window_arg(start: str | None, end: str | None, execution_time: str | None, i
         start_ms=to_ms(start, "start", now_ms=now) if start else None,
         end_ms=to_end_ms(end, "end", now_ms=now) if end else None,
         ignore_cron=bool(ignore_cron),
+        per_partition=bool(per_partition),
     )
     if window.start_ms is not None and window.end_ms is not None and window.end_ms <= window.start_ms:
         through = " (through that day)" if is_date_only(end) else ""

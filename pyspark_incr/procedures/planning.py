@@ -9,14 +9,15 @@ from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
 from pyspark_incr.project.loader import load
 from pyspark_incr.procedures.common import (
-    BATCH_OUTPUT, END, ENV, EXECUTION_TIME, PROJECT, SELECT, START, batch_rows, env_arg, ts, window_arg,
+    BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, PER_PARTITION, PROJECT, SELECT, START, batch_rows,
+    concurrency_arg, env_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column
 from pyspark_incr.run.executor import Executor
 from pyspark_incr.state.store import StateStore
 
-PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME)
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION)
 
 PLAN_OUTPUT = (
     Column("model", "string", "Model name."),
@@ -32,13 +33,15 @@ PLAN_OUTPUT = (
 
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
-          end: str | None, execution_time: str | None, building: bool = True) -> tuple[StateStore, Plan]:
+          end: str | None, execution_time: str | None, per_partition: bool, concurrency: int | None = None,
+          building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
+    limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
     plan = plan_changes(store, desired_models(store, loaded), env_arg(spark, env),
-                        window_arg(start, end, execution_time), select)
+                        window_arg(start, end, execution_time, per_partition=per_partition), select)
     validate(spark, plan, building)
-    return store, plan
+    return store, plan, limit
 
 
 @procedure(
@@ -49,7 +52,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
     output=PLAN_OUTPUT,
 )
 def plan(spark: Any, **args: Any) -> list[tuple]:
-    _, the_plan = _plan(spark, **args, building=False)
+    _, the_plan, _ = _plan(spark, **args, building=False)
     rows = []
     for mp in the_plan.models:
         table = mp.table_name or "(inlined into its children)"
@@ -66,9 +69,9 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     "apply",
     "Make an environment match the models (registry plus project): create, rebuild or remove "
     "tables and views, then backfill missing intervals. One row per executed step.",
-    params=PLAN_PARAMS,
+    params=(*PLAN_PARAMS, CONCURRENCY),
     output=BATCH_OUTPUT,
 )
 def apply(spark: Any, **args: Any) -> list[tuple]:
-    store, the_plan = _plan(spark, **args)
-    return batch_rows(Executor(spark, store, the_plan, "apply").execute())
+    store, the_plan, limit = _plan(spark, **args)
+    return batch_rows(Executor(spark, store, the_plan, "apply", limit).execute())

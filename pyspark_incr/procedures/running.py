@@ -9,7 +9,8 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
-    BATCH_OUTPUT, END, ENV, EXECUTION_TIME, IGNORE_CRON, SELECT, START, batch_rows, env_arg, ts, window_arg,
+    BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, SELECT, START, batch_rows,
+    concurrency_arg, env_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -21,14 +22,16 @@ from pyspark_incr.state.store import StateStore
     "run",
     "The scheduled job: for the models an environment holds, build the complete missing intervals "
     "whose cron is due. One row per executed batch.",
-    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON),
+    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, CONCURRENCY),
     output=BATCH_OUTPUT,
 )
 def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
-        execution_time: str | None, ignore_cron: bool) -> list[tuple]:
+        execution_time: str | None, ignore_cron: bool, per_partition: bool, concurrency: int | None) -> list[tuple]:
+    limit = concurrency_arg(spark, concurrency)
     store = StateStore(spark)
-    plan = plan_run(store, env_arg(spark, env), window_arg(start, end, execution_time, ignore_cron), select)
-    return batch_rows(Executor(spark, store, plan, "run").execute())
+    window = window_arg(start, end, execution_time, ignore_cron, per_partition)
+    plan = plan_run(store, env_arg(spark, env), window, select)
+    return batch_rows(Executor(spark, store, plan, "run", limit).execute())
 
 
 @procedure(

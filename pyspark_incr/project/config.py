@@ -24,7 +24,7 @@ _DEFAULTS = {
     "interval_unit": "interval_unit", "table_format": "table_format", "storage_format": "storage_format",
     "cron_tz": "cron_tz", "allow_partials": "allow_partials", "enabled": "enabled", "week_start": "week_start",
 }
-_SETTINGS = ("state_schema", "physical_schema", "table_format")
+_SETTINGS = ("state_schema", "physical_schema", "table_format", "concurrency")
 _SQLMESH_ONLY = {
     "gateways", "default_gateway", "project", "ui", "linter", "format", "plan", "janitor", "users", "notification_targets",
     "cicd_bot", "run", "migration", "default_target_environment", "physical_schema_mapping", "environment_suffix_target",
@@ -41,7 +41,7 @@ class ProjectConfig:
 
     model_defaults: dict[str, Any] = field(default_factory=dict)
     variables: dict[str, Any] = field(default_factory=dict)
-    #: Plugin settings (the ``incr:`` section): state_schema, physical_schema, table_format.
+    #: Plugin settings (the ``incr:`` section): state_schema, physical_schema, table_format, concurrency.
     settings: dict[str, str] = field(default_factory=dict)
 
 

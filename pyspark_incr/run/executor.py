@@ -2,10 +2,16 @@
 
 State order per batch makes crashes safe: an interval being rewritten is first
 marked missing, and is marked built only after its data is committed.
+
+Independent models run at the same time, up to ``concurrency``; a model starts
+once every model it reads has finished. Within a model, up to its
+``batch_concurrency`` batches run at once. Each batch's Spark jobs carry the
+fair-scheduler pool ``incr``, the run's job group and the batch as description.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,7 +22,7 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.plan.planner import METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed
-from pyspark_incr.run import audits, progress
+from pyspark_incr.run import audits, lanes, progress
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
@@ -43,26 +49,39 @@ class BatchResult:
 class Executor:
     """Runs one plan for one procedure call."""
 
-    def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str) -> None:
+    def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str, concurrency: int = 1) -> None:
         self.spark, self.store, self.plan, self.procedure = spark, store, plan, procedure
+        self.concurrency = max(1, concurrency)
         self.run_id = uuid.uuid4().hex
         self.results: list[BatchResult] = []
         self.failed: set[str] = set()
         self._runs: list[dict] = []
         self._total = sum(max(1, len(m.batches)) for m in plan.models)
+        self._lock = threading.Lock()
 
     def execute(self) -> list[BatchResult]:
-        names = [m.name for m in self.plan.models]
-        for mp in self.plan.models:
-            if mp.change == REMOVED:
-                self._remove(mp)
-            elif any(p in self.failed for p in parents(mp.model, names)):
-                self.failed.add(mp.name)
-                self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
-            else:
-                self._build(mp)
+        """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
+        by_name = {m.name: m for m in self.plan.models}
+        lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
         self.store.append(t.RUNS, self._runs)
-        return self.results
+        order = {name: i for i, name in enumerate(by_name)}
+        return sorted(self.results, key=lambda r: (order[r.model], r.interval is not None, r.interval and r.interval.start))
+
+    def _dependencies(self) -> dict[str, list[str]]:
+        """What each model waits for: the models it reads; removals wait for everything else."""
+        names = [m.name for m in self.plan.models]
+        kept = [m.name for m in self.plan.models if m.change != REMOVED]
+        return {m.name: kept if m.change == REMOVED else parents(m.model, names) for m in self.plan.models}
+
+    def _step(self, mp: ModelPlan) -> None:
+        if mp.change == REMOVED:
+            self._remove(mp)
+        elif any(p in self.failed for p in parents(mp.model, [m.name for m in self.plan.models])):
+            self._fail(mp)
+            self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
+        else:
+            with lanes.spark_job(self.spark, f"incr-{self.run_id}", f"incr {mp.name}"):
+                self._build(mp)
 
     def _remove(self, mp: ModelPlan) -> None:
         started = time.monotonic()
@@ -91,16 +110,19 @@ class Executor:
             if mp.change != UNCHANGED:
                 self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
-            self.failed.add(mp.name)
+            self._fail(mp)
             self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
             return
         if prepared and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
-        for batch in mp.batches:
-            if not self._write(writer, ctx, mp, batch):
-                break
+        lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), mp.batch_concurrency)
 
     def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
+        label = f"incr {mp.name} {batch}"
+        with lanes.spark_job(self.spark, f"incr-{self.run_id}", label):
+            return self._write_batch(writer, ctx, mp, batch)
+
+    def _write_batch(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
         started = time.monotonic()
         try:
             if mp.built.intersection(IntervalSet([batch])):
@@ -111,7 +133,7 @@ class Executor:
             if not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
                 self._record_intervals(mp, complete, "add")
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
-            self.failed.add(mp.name)
+            self._fail(mp)
             self._result(mp, "build", batch, "failed", time.monotonic() - started, first_line(e))
             return False
         self._result(mp, "build", batch, "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
@@ -128,6 +150,10 @@ class Executor:
             if outcome.status == "warning":
                 warnings.append(f"warning: audit {outcome.audit} found {outcome.bad_rows} bad rows")
         return warnings
+
+    def _fail(self, mp: ModelPlan) -> None:
+        with self._lock:
+            self.failed.add(mp.name)
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
         self.store.append(t.INTERVALS, [{
@@ -146,15 +172,17 @@ class Executor:
                 seconds: float, message: str = "", rows: int | None = None) -> None:
         count = mp.model.schedule.unit.count(interval.start, interval.end) if interval else 0
         result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message, rows)
-        self.results.append(result)
-        progress.publish(progress.Event(len(self.results), max(self._total, len(self.results)), result))
         now = time.time()
-        self._runs.append({
-            "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
-            "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
-            "end_ms": interval.end if interval else None, "status": status, "rows": rows, "message": message or action,
-            "started_at": _utc(now - seconds), "finished_at": _utc(now),
-        })
+        with self._lock:
+            self.results.append(result)
+            event = progress.Event(len(self.results), max(self._total, len(self.results)), result)
+            self._runs.append({
+                "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
+                "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
+                "end_ms": interval.end if interval else None, "status": status, "rows": rows,
+                "message": message or action, "started_at": _utc(now - seconds), "finished_at": _utc(now),
+            })
+        progress.publish(event)
 
 
 def _utc(seconds: float) -> datetime:

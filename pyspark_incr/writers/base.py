@@ -59,8 +59,9 @@ class Writer(Protocol):
 
     kind: ClassVar[str]
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
-        """The jobs that build ``missing`` (within the model's ``expected`` range)."""
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
+        """The jobs that build ``missing`` (within the model's ``expected`` range); one interval each if ``per_partition``."""
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
         """Make the physical object exist for this version (recreate it for a new one)."""
@@ -88,6 +89,10 @@ class TableWriter:
         """Columns the table is partitioned by."""
         return model.partitioned_by
 
+    def table_options(self, model: Model) -> dict[str, str]:
+        """Data source options the table is created with."""
+        return {}
+
     def output(self, ctx: "BuildContext", interval: Interval) -> Any:
         """The rows the model holds for ``interval``, as a DataFrame."""
         return ctx.dataframe(ctx.query(interval))
@@ -98,7 +103,8 @@ class TableWriter:
         tables.ensure_schema(ctx.spark, ctx.table)
         if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model),
+                               self.table_options(ctx.model))
 
     def check(self, model: Model) -> None:
         """Refuse, before anything changes, a layout this version cannot build."""

@@ -14,7 +14,8 @@ from pyspark_incr.writers.base import BuildContext, TableWriter, register
 class FullWriter(TableWriter):
     kind: ClassVar[str] = "FULL"
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
         """Any missing interval means one rebuild covering the whole expected range."""
         return [expected] if missing else []
 

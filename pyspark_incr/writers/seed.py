@@ -40,7 +40,8 @@ def read_seed(model: Model) -> pa.Table:
 class SeedWriter(TableWriter):
     kind: ClassVar[str] = "SEED"
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
         return []
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:

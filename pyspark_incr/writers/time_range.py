@@ -1,9 +1,11 @@
 """INCREMENTAL_BY_TIME_RANGE on Parquet: the table is partitioned by the time column.
 
-Each batch first drops every partition inside its interval, then appends the
-filtered output. So an interval's old rows are replaced exactly, and an interval
-whose new output is empty ends up with no rows (dynamic partition overwrite
-alone would keep them).
+Each batch first drops every partition inside its interval, then writes the
+filtered output with a dynamic partition overwrite. So an interval's old rows
+are replaced exactly, and an interval whose new output is empty ends up with no
+rows (the overwrite alone would keep them). The overwrite, unlike a plain
+INSERT INTO, stages each job's files in a directory of its own: batches of one
+model can be written at the same time (batch_concurrency).
 """
 
 from __future__ import annotations
@@ -25,14 +27,17 @@ from pyspark_incr.writers import tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+#: Replace only the partitions a write produces (a table option, so the session's setting does not matter).
+_DYNAMIC = {"partitionOverwriteMode": "dynamic"}
 
 
 @register
 class TimeRangeWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
-        return batches(missing, model.schedule.unit, model.kind.batch_size)
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
+        return batches(missing, model.schedule.unit, 1 if per_partition else model.kind.batch_size)
 
     def audited_rows(self, ctx: BuildContext, interval: Interval) -> exp.Expression:
         """Only the batch's interval of the table."""
@@ -45,6 +50,9 @@ class TimeRangeWriter(TableWriter):
     def partition_columns(self, model: Model) -> tuple[str, ...]:
         return (model.kind.time_column,)
 
+    def table_options(self, model: Model) -> dict[str, str]:
+        return dict(_DYNAMIC)
+
     def check(self, model: Model) -> None:
         super().check(model)
         if model.partitioned_by and tuple(model.partitioned_by) != (model.kind.time_column,):
@@ -56,7 +64,8 @@ class TimeRangeWriter(TableWriter):
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
         self._drop_partitions(ctx, interval, _time_type(ctx, df))
-        return tables.insert(df, ctx.table, ctx.spark)
+        tables.ensure_options(ctx.spark, ctx.table, _DYNAMIC)  # a static overwrite would empty the whole table
+        return tables.insert(df, ctx.table, ctx.spark, overwrite=True)
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The query's rows for ``interval``, wrapped in the output filter."""

@@ -14,7 +14,8 @@ from pyspark_incr.writers.base import BuildContext, TableWriter, register
 class UnmanagedWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_UNMANAGED"
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
         """One append per run covering everything missing: appends are not idempotent, so never split them."""
         return [Interval(missing.start, missing.end)] if missing else []
 

@@ -16,7 +16,8 @@ from pyspark_incr.writers.base import BuildContext, register
 class ViewWriter:
     kind: ClassVar[str] = "VIEW"
 
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet) -> list[Interval]:
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
         return []
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:

@@ -39,6 +39,8 @@ class KindBase:
     builds_object: ClassVar[bool] = True
     #: True when the query is inlined into every reader instead of being read from a table (EMBEDDED).
     inlined: ClassVar[bool] = False
+    #: True when each batch builds on what the previous ones left (merges, history): batches run one at a time.
+    ordered_batches: ClassVar[bool] = False
     props: ClassVar[tuple[Prop, ...]] = ()
 
     @classmethod

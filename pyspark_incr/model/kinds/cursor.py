@@ -34,6 +34,7 @@ def read_initial_value(prop: Property, where: str) -> str:
 @dataclass(frozen=True)
 class IncrementalByCursorKind(KindBase):
     name: ClassVar[str] = "INCREMENTAL_BY_CURSOR"
+    ordered_batches: ClassVar[bool] = True
     has_intervals: ClassVar[bool] = False
     props: ClassVar[tuple[Prop, ...]] = (
         Prop("cursor_column", read_cursor_column, DATA, required=True,

@@ -45,6 +45,7 @@ _SHARED = (
 class ScdType2ByTimeKind(KindBase):
     name: ClassVar[str] = "SCD_TYPE_2_BY_TIME"
     has_intervals: ClassVar[bool] = True
+    ordered_batches: ClassVar[bool] = True
     props: ClassVar[tuple[Prop, ...]] = (
         *_SHARED,
         Prop("updated_at_name", as_string, DATA),
@@ -74,6 +75,7 @@ class ScdType2Kind(ScdType2ByTimeKind):
 @dataclass(frozen=True)
 class ScdType2ByColumnKind(KindBase):
     name: ClassVar[str] = "SCD_TYPE_2_BY_COLUMN"
+    ordered_batches: ClassVar[bool] = True
     props: ClassVar[tuple[Prop, ...]] = (
         *_SHARED,
         Prop("columns", read_columns_or_star, DATA, required=True, example="columns (name, price)"),

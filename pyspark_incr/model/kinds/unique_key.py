@@ -51,14 +51,17 @@ class IncrementalByUniqueKeyKind(KindBase):
         Prop("when_matched", read_when_matched, DATA),
         Prop("merge_filter", read_predicate, DATA),
         Prop("batch_size", as_int(1), BUILD),
+        Prop("batch_concurrency", as_int(1), BUILD),
         Prop("lookback", as_int(0), BUILD),
         *CHANGE_PROPS,
     )
+    ordered_batches: ClassVar[bool] = True
 
     unique_key: tuple[str, ...]
     when_matched: str | None = None
     merge_filter: str | None = None
     batch_size: int | None = None
+    batch_concurrency: int | None = None
     lookback: int | None = None
     forward_only: bool = False
     on_destructive_change: str = "error"
