@@ -33,7 +33,7 @@ def _model(name: str, raw: str, kind_extra: str = "", total: str = "id") -> str:
     return (f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{kind_extra}), start '2024-01-01'); "
             f"SELECT ds, COUNT(*) AS n, SUM({total}) AS total FROM {raw} "
             f"WHERE ds BETWEEN @start_ds AND @end_ds "
-            f"AND java_method('java.lang.Thread', 'sleep', CAST({SLEEP_MS} AS BIGINT)) IS NULL "
+            f"AND java_method('java.lang.Thread', 'sleep', CAST({SLEEP_MS} AS BIGINT)) IS NOT NULL "
             f"GROUP BY ds")
 
 
@@ -76,6 +76,7 @@ def test_batch_concurrency_overlaps_spark_jobs_and_equals_the_sequential_result(
     assert len(parallel_spans) == len(sequential_spans) == 8, "every batch ran Spark jobs labelled with its interval"
     assert _most_at_once(list(parallel_spans.values())) >= 3, "batch_concurrency 4 overlaps the batches' Spark jobs"
     assert _most_at_once(list(sequential_spans.values())) == 1, "without it, one batch at a time"
+    assert spark.table(parallel).count() == 8
     assert_df_equality(spark.table(parallel), spark.table(sequential), ignore_row_order=True)
     status = _call(spark, "status", model=parallel, execution_time="2024-01-09 00:00:00")
     assert [(r.state, r.intervals) for r in status] == [("covered", 8)], "every concurrent batch recorded its interval"
@@ -96,6 +97,7 @@ def test_independent_models_run_at_once_and_a_child_waits_for_its_parent(spark, 
     spans_child = _job_spans(spark, child)
     assert [r.model for r in rows] == [a] * 4 + [b] * 4 + [child], "results come back in plan order"
     assert all(r.status == "ok" for r in rows)
+    assert spark.table(child).count() == 4
     whole_a = (min(s for s, _ in spans_a.values()), max(e for _, e in spans_a.values()))
     whole_b = (min(s for s, _ in spans_b.values()), max(e for _, e in spans_b.values()))
     assert _most_at_once([whole_a, whole_b]) == 2, "the independent models a and b were built at the same time"
@@ -134,17 +136,25 @@ def test_per_partition_runs_one_interval_per_job_whatever_the_batch_size(spark, 
         (f"2024-01-0{d}", 1) for d in range(1, 6)]
 
 
-def test_plan_says_batch_concurrency_is_forced_to_one_when_the_query_reads_the_model_itself(spark, isolated):
-    raw = _raw(spark, isolated, days=2)
-    name = f"{isolated}.running_total"
-    _call(spark, "create_model", definition=(
-        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 1, batch_concurrency 4), "
-        f"start '2024-01-01'); SELECT ds, COUNT(*) AS n FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds "
-        f"UNION ALL SELECT ds, n FROM @this_model WHERE FALSE"))
+@pytest.mark.parametrize("definition, expected", [
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_concurrency 4)); "
+     "SELECT ds FROM raw.t", (4, "")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_concurrency 4)); "
+     "SELECT ds FROM raw.t UNION ALL SELECT ds FROM a.b", (1, "the query reads the model itself")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_concurrency 4)); "
+     "SELECT ds FROM @this_model", (1, "the query reads the model itself")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, batch_concurrency 3)); SELECT id FROM raw.t",
+     (1, "each INCREMENTAL_BY_UNIQUE_KEY batch builds on the previous one")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds FROM raw.t", (1, "")),
+])
+def test_batch_concurrency_is_forced_to_one_where_batch_order_matters(definition, expected):
+    from pyspark_incr.model.definition import parse_model
+    from pyspark_incr.plan.support import batch_concurrency
 
-    plan = _call(spark, "plan", execution_time="2024-01-03 00:00:00")
+    limit, note = batch_concurrency(parse_model(definition))
 
-    assert "batch_concurrency forced to 1: the query reads the model itself" in plan[0].reason
+    assert limit == expected[0]
+    assert expected[1] in note and (note == "") == (expected[1] == "")
 
 
 @pytest.mark.parametrize("value", [0, -2])
