@@ -100,6 +100,13 @@ def test_descriptions_and_tags_become_catalog_comments_and_properties(spark, app
     assert spark.catalog.getTable("shop.top_items").description == "Items by revenue."
 
 
+def test_the_custom_audits_from_the_audits_folder_run_on_demand(spark, applied):
+    rows = _call(spark, "audit", model="shop.daily_orders")
+
+    assert [(r.audit.split("(")[0], r.blocking, r.bad_rows, r.status) for r in rows] == [
+        ("assert_positive", True, 0, "ok"), ("assert_average_at_least", False, 0, "ok")]
+
+
 def test_a_description_edit_updates_comments_without_rebuilding(spark, project, applied):
     model = project / "models" / "customer_totals.sql"
     model.write_text(model.read_text().replace("'Lifetime revenue per customer.'", "'Revenue per customer, ever.'"))

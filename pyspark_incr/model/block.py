@@ -70,6 +70,11 @@ class Block:
     #: The text after the block ('' when the block stands alone, as SEED and EXTERNAL models may).
     query_text: str
     query_line: int
+    #: Column of the query's first character on ``query_line`` (errors in its first line are counted from there).
+    query_col: int = 1
+    #: Where the block's keyword stands.
+    line: int = 1
+    col: int = 1
 
 
 def parse_block(text: str, where: str = "definition") -> Block:
@@ -93,6 +98,48 @@ def parse_block(text: str, where: str = "definition") -> Block:
     if rest >= len(tokens):
         return Block(properties, "", tokens[-1].line)
     return Block(properties, text[tokens[rest].start :].strip(), tokens[rest].line)
+
+
+def split_blocks(text: str, keyword: str, where: str) -> list[Block]:
+    """Split a file of ``KEYWORD (...); <query>;`` sections, as SQLMesh audit files hold several.
+
+    A new section starts where ``KEYWORD (`` begins a statement; each query ends before it.
+
+    >>> a, b = split_blocks("AUDIT (name x); SELECT 1;\\nAUDIT (name y, blocking false);\\nSELECT ';'", "AUDIT", "f")
+    >>> a.properties["name"].text, a.query_text, b.properties["blocking"].text, b.query_text, b.query_line
+    ('x', 'SELECT 1', 'false', "SELECT ';'", 3)
+    """
+    try:
+        tokens = Dialect.get_or_raise("spark").tokenize(text)
+    except SQLGLOT_ERRORS as e:
+        raise ModelDefinitionError(f"{where}: cannot read the file: {e}") from None
+
+    def starts_block(i: int) -> bool:
+        return (tokens[i].text.upper() == keyword and i + 1 < len(tokens)
+                and tokens[i + 1].token_type == TokenType.L_PAREN
+                and (i == 0 or tokens[i - 1].token_type == TokenType.SEMICOLON))
+
+    blocks, i = [], 0
+    while i < len(tokens):
+        if not starts_block(i):
+            raise ModelDefinitionError(
+                f"{where}: line {tokens[i].line}, column {_col(tokens[i])}: expected {keyword} (...) here, e.g. "
+                f"{keyword} (name my_rule); SELECT ..."
+            )
+        close = _matching(tokens, i + 1, text, where)
+        properties = _properties(text, tokens[i + 2 : close], where, nested_kind=False)
+        start = close + 1
+        while start < len(tokens) and tokens[start].token_type == TokenType.SEMICOLON:
+            start += 1
+        end = next((j for j in range(start, len(tokens)) if starts_block(j)), len(tokens))
+        last = end - 1
+        while last >= start and tokens[last].token_type == TokenType.SEMICOLON:
+            last -= 1
+        query = text[tokens[start].start : tokens[last].end + 1].strip() if last >= start else ""
+        at = tokens[start] if start < end else tokens[close]
+        blocks.append(Block(properties, query, at.line, _col(at), tokens[i].line, _col(tokens[i])))
+        i = end
+    return blocks
 
 
 def _matching(tokens: list[Token], open_index: int, text: str, where: str) -> int:

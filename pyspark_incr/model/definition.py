@@ -14,23 +14,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_error_at
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.model import macros
+from pyspark_incr.model.audit_defs import AuditDef, audits_from_json, audits_to_json
 from pyspark_incr.model.block import KindSpec, Property, parse_block
 from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
 from pyspark_incr.model.values import (
-    as_bool, as_calls, as_choice, as_column_types, as_expressions, as_literal_mapping, as_model_names, as_names,
-    as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
+    as_bool, as_calls, as_choice, as_column_types, as_dialect, as_expressions, as_literal_mapping, as_model_names,
+    as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
 )
 
 TABLE_FORMATS = ("parquet", "delta", "iceberg")
@@ -71,13 +71,15 @@ class Model:
     dialect: str = "spark"
     references: tuple[str, ...] = ()
     audits: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: The project's custom audits (``audits/*.sql``) the model calls: it carries them, so a run needs no project.
+    custom_audits: tuple[AuditDef, ...] = ()
     #: Tables the query reads (after CTE resolution), lowercased ``schema.table``.
     depends_on: tuple[str, ...] = ()
     #: Hash of data the model loads from outside its definition (a SEED's CSV); part of the data fingerprint.
     content_hash: str | None = None
     definition: str = field(default="", compare=False)
     source: str = field(default="registry", compare=False)
-    #: JSON of the project defaults and variables the definition was parsed with (see :func:`reparse`).
+    #: JSON of the project defaults, variables and custom audits the definition was parsed with (see :func:`reparse`).
     context: str = field(default="", compare=False)
     #: Where the model's name stands: ``<file>: line L, column C`` (for errors about the model as a whole).
     located: str = field(default="", compare=False)
@@ -100,18 +102,6 @@ def _time(end: bool) -> Callable[[Property, str], int]:
             raise ModelDefinitionError(f"{where}: {prop.at}: {e}") from None
 
     return read
-
-
-def _dialect(prop: Property, where: str) -> str:
-    name = as_string(prop, where).lower()
-    try:
-        Dialect.get_or_raise(name)
-    except ValueError:
-        raise ModelDefinitionError(
-            f"{where}: {prop.at}: dialect {name!r} is unknown; use a sqlglot dialect such as spark, databricks, "
-            "duckdb, postgres, snowflake, bigquery or trino"
-        ) from None
-    return name
 
 
 #: Every MODEL property besides ``name`` and ``kind``.
@@ -138,7 +128,7 @@ MODEL_PROPS: tuple[Prop, ...] = (
     Prop("physical_properties", as_literal_mapping, DATA),
     Prop("allow_partials", as_bool, METADATA),
     Prop("enabled", as_bool, METADATA),
-    Prop("dialect", _dialect, METADATA),
+    Prop("dialect", as_dialect, METADATA),
     Prop("references", as_model_names, METADATA),
     Prop("audits", as_calls, METADATA, aliases=("assertions",)),
 )
@@ -149,11 +139,13 @@ def parse_model(
     source: str = "registry",
     defaults: dict[str, Any] | None = None,
     variables: dict[str, Any] | None = None,
+    audits: Iterable[AuditDef] = (),
 ) -> Model:
     """Parse and validate one definition; errors name the source, the line and the fix.
 
     ``defaults`` (record field -> value) fill properties the block does not give;
-    ``variables`` are the project's ``@name`` variables.
+    ``variables`` are the project's ``@name`` variables; ``audits`` the project's
+    custom audits, of which the model keeps those it calls.
     """
     where = source if source != "registry" else "model definition"
     block = parse_block(text, where)
@@ -172,23 +164,36 @@ def parse_model(
     schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where,
                               tz=values.get("cron_tz"), week_start=values.pop("week_start", 0))
     grains = values.pop("grain", ()) + values.pop("grains", ())
-    context = json.dumps({"defaults": defaults or {}, "variables": variables or {}}, sort_keys=True, default=str)
+    custom = _called(values.get("audits", ()), audits)
+    context = {"defaults": defaults or {}, "variables": variables or {}}
+    if custom:  # only then: the context of every model without custom audits stays as it was
+        context["audits"] = audits_to_json(custom)
     return Model(
         name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
-        depends_on=depends_on, definition=text, source=source, context=context if defaults or variables else "",
+        depends_on=depends_on, definition=text, source=source, custom_audits=custom,
+        context=json.dumps(context, sort_keys=True, default=str) if defaults or variables or custom else "",
         located=f"{source}: {name_at}", **values,
     )
 
 
+def _called(calls: tuple, audits: Iterable[AuditDef]) -> tuple[AuditDef, ...]:
+    """The custom audits ``calls`` name, each once, in the order of their first call."""
+    by_name = {a.name: a for a in audits}
+    names = dict.fromkeys(name for name, _ in calls if name in by_name)
+    return tuple(by_name[n] for n in names)
+
+
 @lru_cache(maxsize=8192)
 def reparse(definition: str, source: str, context: str) -> Model:
-    """A model stored in state, parsed again exactly as when it was applied (same defaults and variables).
+    """A model stored in state, parsed again exactly as when it was applied (same defaults, variables and
+    custom audits).
 
     Cached: the same stored text always gives the same frozen record, and every call of
     ``incr.run`` re-reads every model of the environment.
     """
     extra = json.loads(context) if context else {}
-    return parse_model(definition, source, extra.get("defaults"), extra.get("variables"))
+    return parse_model(definition, source, extra.get("defaults"), extra.get("variables"),
+                       audits_from_json(extra.get("audits", [])))
 
 
 def _name(props: dict, where: str) -> str:
@@ -216,8 +221,8 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
     try:
         parsed = sqlglot.parse(hidden, read=dialect)
     except SQLGLOT_ERRORS as e:
-        raise ModelDefinitionError(f"{where}: {_query_error_at(e, block.query_line)}: the query cannot be parsed: "
-                                   f"{str(e).splitlines()[0]}") from None
+        at = query_error_at(e, block.query_line, hidden=hidden)
+        raise ModelDefinitionError(f"{where}: {at}: the query cannot be parsed: {str(e).splitlines()[0]}") from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     queries = [s for s in statements if not macros.is_definition(s)]
     if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:
@@ -227,15 +232,6 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
         )
     ast = macros.resolve_variables(statements, variables, where, macros.locator(hidden, block.query_line))
     return ast.sql(dialect="spark", comments=False), tables_read(ast)
-
-
-def _query_error_at(error: Exception, query_line: int) -> str:
-    """``line L, column C`` of a sqlglot error, counted in the whole definition."""
-    details = getattr(error, "errors", None) or [{}]
-    line, col = details[0].get("line"), details[0].get("col")
-    if not line:
-        return f"line {query_line}"
-    return f"line {query_line + line - 1}, column {col}"
 
 
 def tables_read(ast: exp.Expression) -> tuple[str, ...]:

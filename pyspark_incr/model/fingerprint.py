@@ -44,15 +44,29 @@ def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
 
 
 def metadata_hash(model: Model) -> str:
-    """Hash of the properties that change no row: schedule, docs, tags, grains, audits, batching."""
-    return _hash({
+    """Hash of the properties that change no row: schedule, docs, tags, grains, audits, batching.
+
+    The custom audits a model calls count too (their SQL checks rows, it writes none):
+
+    >>> from pyspark_incr.model.audit_defs import AuditDef
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> text = "MODEL (name a.b, kind FULL, audits (positive(column := x))); SELECT 1 AS x"
+    >>> old = parse_model(text, audits=[AuditDef("positive", "SELECT * FROM __incr_macro__this_model WHERE x <= 0")])
+    >>> new = parse_model(text, audits=[AuditDef("positive", "SELECT * FROM __incr_macro__this_model WHERE x < 0")])
+    >>> data_hash(old) == data_hash(new), metadata_hash(old) == metadata_hash(new)
+    (True, False)
+    """
+    payload = {
         "cron": model.schedule.cron,
         "unit": model.schedule.unit.value,
         "week_start": model.schedule.week_start,
         "grains": model.grains,
         "build": {f: getattr(model.kind, f) for f in model.kind.build_fields()},
         "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit", "week_start")},
-    })
+    }
+    if model.custom_audits:  # only then, so models without them keep the hash they were applied with
+        payload["custom_audits"] = [a.fingerprint() for a in model.custom_audits]
+    return _hash(payload)
 
 
 def _hash(payload: dict) -> str:

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 from pyspark_incr.errors import ModelDefinitionError
@@ -185,6 +186,24 @@ def as_calls(prop: Property, where: str) -> tuple[tuple[str, tuple[tuple[str, st
                 raise _bad(prop, where, "audit arguments written name := value")
         calls.append((name.lower(), tuple(args)))
     return tuple(calls)
+
+
+def as_arguments(prop: Property, where: str) -> tuple[tuple[str, str], ...]:
+    """Named values ``(threshold := 0, column := id)`` as ``((name, value-sql), ...)``, as audit calls pass them."""
+    return tuple((key.lower(), value.sql("spark")) for key, value in _pairs(prop, where))
+
+
+def as_dialect(prop: Property, where: str) -> str:
+    """A sqlglot dialect name, lowercased."""
+    name = as_string(prop, where).lower()
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise ModelDefinitionError(
+            f"{where}: {prop.at}: dialect {name!r} is unknown; use a sqlglot dialect such as spark, databricks, "
+            "duckdb, postgres, snowflake, bigquery or trino"
+        ) from None
+    return name
 
 
 def as_timezone(prop: Property, where: str) -> str:

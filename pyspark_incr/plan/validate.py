@@ -10,12 +10,13 @@ from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.run import audits
 from pyspark_incr.writers import can_build, tables, writer_for
-from pyspark_incr.writers.base import BuildContext
+from pyspark_incr.writers.base import BuildContext, first_line
 
 
 def validate(spark: Any, plan: Plan, building: bool = True) -> None:
@@ -37,7 +38,7 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
     for mp in plan.models:
         if mp.change not in ("removed", "unchanged"):
             for call in mp.model.audits:
-                audits.parse_args(call, f"model {mp.name} ({mp.model.located})")
+                audits.parse_args(call, f"model {mp.name} ({mp.model.located})", mp.model.custom_audits)
     externals = {m.name for m in plan.models if not m.builds_object and m.table is not None}
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:
@@ -71,17 +72,41 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
             )
     where = f"model {model.name}"
     for call in model.audits:
-        audits.parse_args(call, where)
+        audits.parse_args(call, where, model.custom_audits)
     if readable:
         ctx = BuildContext(spark, model, table, execution_ms, table_map, embedded)
-        output = {c.lower() for c in ctx.dataframe(ctx.query(interval)).columns}
+        query = ctx.query(interval)
+        output = {c.lower() for c in ctx.dataframe(query).columns}
         for call in model.audits:
-            unknown = sorted(c for c in audits.columns_used(call, where) if c.lower() not in output)
+            used = audits.columns_used(call, where, model.custom_audits)
+            unknown = sorted(c for c in used if c.lower() not in output)
             if unknown:
                 raise ModelDefinitionError(
                     f"{where}: audit {audits.describe(call)} refers to {', '.join(unknown)}, which the query does "
                     f"not produce (it produces {', '.join(sorted(output))})"
                 )
+        _analyze_custom_audits(spark, model, query, where)
+
+
+def _analyze_custom_audits(spark: Any, model: Model, query: exp.Query, where: str) -> None:
+    """Spark analyzes each custom audit over the model's query, so a wrong column fails the plan, not a batch.
+
+    Audits reading other tables are left to run time: those tables may be built by this very plan.
+    """
+    for call in model.audits:
+        audit = audits.find(call[0], where, model.custom_audits)
+        if not isinstance(audit, AuditDef):
+            continue
+        checked = audits.bad_rows_query(call, query.subquery("__incr_output"), where, model.custom_audits)
+        if tables_read(checked) != tables_read(query):
+            continue
+        try:
+            spark.sql(checked.sql("spark"))
+        except Exception as e:  # noqa: BLE001 - Spark raises many types; all mean the audit's query is wrong
+            raise ModelDefinitionError(
+                f"{where}: audit {audits.describe(call)} ({audit.located}): Spark cannot run its query on the "
+                f"model's output: {first_line(e)}"
+            ) from None
 
 
 def _reads(depends_on: tuple[str, ...], embedded: dict[str, str]) -> list[str]:

@@ -1,8 +1,8 @@
 """Loading a project directory.
 
-``models/**/*.sql`` (one model per file; hidden folders skipped), ``seeds/``
-(CSV files SEED models point at), ``external_models.yaml`` and ``config.yaml``
-(model defaults, variables, plugin settings).
+``models/**/*.sql`` (one model per file; hidden folders skipped), ``audits/**/*.sql``
+(custom audits), ``seeds/`` (CSV files SEED models point at), ``external_models.yaml``
+and ``config.yaml`` (model defaults, variables, plugin settings).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.project.audit_files import check_calls, load_audits
 from pyspark_incr.project.config import ProjectConfig, load_config
 from pyspark_incr.project.external import load_external_models
 
@@ -47,7 +48,10 @@ def load(path: str | Path) -> Project:
     defaults = dict(config.model_defaults)
     if config.settings.get("table_format"):
         defaults.setdefault("table_format", config.settings["table_format"].lower())
-    parsed = [parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables) for f in files]
+    custom = load_audits(root, config.model_defaults.get("dialect", "spark"))
+    parsed = [parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables, custom.values())
+              for f in files]
+    check_calls(parsed, custom)
     external = load_external_models(root, config.model_defaults.get("dialect", "spark"))
     for model in [*parsed, *external]:
         if model.name in models:

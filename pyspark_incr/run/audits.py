@@ -3,6 +3,8 @@
 Each built-in turns its arguments into a query over the rows just written; any
 row it returns is a failure. Blocking audits (the default, as in SQLMesh) fail
 the batch, so its interval is not recorded; ``blocking := false`` only warns.
+A project's custom audits (``audits/*.sql``, carried by the models calling them
+as ``Model.custom_audits``) are called the same way; their own query returns the bad rows.
 
 >>> from sqlglot import exp
 >>> rel = exp.table_("t", db="s", quoted=True)
@@ -15,13 +17,15 @@ the batch, so its interval is not recorded; ``blocking := false`` only warns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
+from pyspark_incr.run import custom_audits
 
 if TYPE_CHECKING:
     from pyspark_incr.model.definition import Model
@@ -90,27 +94,56 @@ BUILTINS: dict[str, Audit] = {
 }
 
 
-def parse_args(call: Call, where: str) -> tuple[Args, bool]:
-    """The audit's arguments as expressions, and whether it blocks; unknown names and missing arguments are errors."""
-    name, raw = call
-    audit = BUILTINS.get(name)
+def unknown_audit(name: str, where: str, custom: Sequence[str]) -> ModelDefinitionError:
+    """The error for a call of an audit that is neither built in nor one of the ``custom`` names."""
+    known = f"custom audits: {', '.join(sorted(custom))}" if custom else "no custom audits (a project's audits/*.sql)"
+    builtins = ", ".join(sorted(BUILTINS))
+    return ModelDefinitionError(f"{where}: unknown audit {name!r}; built-in audits: {builtins}; {known}")
+
+
+def find(name: str, where: str, custom: Sequence[AuditDef] = ()) -> Audit | AuditDef:
+    """The built-in or custom audit called ``name``."""
+    audit = BUILTINS.get(name) or next((a for a in custom if a.name == name), None)
     if audit is None:
-        raise ModelDefinitionError(f"{where}: unknown audit {name!r}; built-in audits: {', '.join(sorted(BUILTINS))}")
+        raise unknown_audit(name, where, [a.name for a in custom])
+    return audit
+
+
+def parse_args(call: Call, where: str, custom: Sequence[AuditDef] = ()) -> tuple[Args, bool]:
+    """The audit's arguments as expressions, and whether it blocks; unknown names and missing arguments are errors.
+
+    A custom audit's defaults fill the arguments a call does not give; ``blocking`` in the
+    call overrides the audit's own.
+    """
+    name, raw = call
+    audit = find(name, where, custom)
     try:
-        args = {key: sqlglot.parse_one(value, read="spark") for key, value in raw}
+        defaults = audit.defaults if isinstance(audit, AuditDef) else ()
+        args = {key: sqlglot.parse_one(value, read="spark") for key, value in (*defaults, *raw)}
     except SQLGLOT_ERRORS as e:
         raise ModelDefinitionError(f"{where}: audit {name}: cannot read its arguments ({e})") from None
+    own = exp.true() if not isinstance(audit, AuditDef) or audit.blocking else exp.false()
+    blocking = args.pop("blocking", own).sql().upper() != "FALSE"
+    if isinstance(audit, AuditDef):
+        missing = [a for a in audit.arguments if a not in args]
+        if missing:
+            raise ModelDefinitionError(
+                f"{where}: audit {name} needs {', '.join(m + ' := ...' for m in missing)}: its query "
+                f"({audit.located}) uses {', '.join('@' + m for m in missing)}, which has no default"
+            )
+        return args, blocking
     missing = [r for r in audit.required if r not in args]
     if missing:
         raise ModelDefinitionError(f"{where}: audit {name} needs {', '.join(m + ' := ...' for m in missing)}")
-    blocking = args.pop("blocking", exp.true()).sql().upper() != "FALSE"
     return args, blocking
 
 
-def bad_rows_query(call: Call, relation: exp.Expression, where: str) -> exp.Select:
+def bad_rows_query(call: Call, relation: exp.Expression, where: str, custom: Sequence[AuditDef] = ()) -> exp.Query:
     """The query returning the rows of ``relation`` that break ``call`` (one row for a failed aggregate audit)."""
-    args, _ = parse_args(call, where)
-    audit = BUILTINS[call[0]]
+    args, _ = parse_args(call, where, custom)
+    audit = find(call[0], where, custom)
+    if isinstance(audit, AuditDef):
+        return custom_audits.fill(audit, args, relation, where)
     if audit.aggregate:
         return exp.select("1 AS failed").from_(exp.select(exp.alias_(audit.bad(args), "broken")).from_(relation).subquery("a")).where("broken")
     return exp.select("*").from_(relation).where(audit.bad(args)) if not _windowed(audit.bad(args)) else _via_window(audit.bad(args), relation)
@@ -126,9 +159,12 @@ def _via_window(predicate: exp.Expression, relation: exp.Expression) -> exp.Sele
     return exp.select("*").from_(inner.subquery("__incr_audit")).where(exp.column("__incr_bad"))
 
 
-def columns_used(call: Call, where: str) -> set[str]:
+def columns_used(call: Call, where: str, custom: Sequence[AuditDef] = ()) -> set[str]:
     """Column names an audit refers to, to check them against the model's output before anything runs."""
-    args, _ = parse_args(call, where)
+    args, _ = parse_args(call, where, custom)
+    audit = find(call[0], where, custom)
+    if isinstance(audit, AuditDef):
+        return custom_audits.columns(audit, args)
     names = set()
     for key in ("columns", "column"):
         if key in args:
@@ -160,12 +196,14 @@ def evaluate(spark: object, model: "Model", relation: exp.Expression) -> list[Ou
     where = f"model {model.name}"
     outcomes = []
     for call in model.audits:
-        _, blocking = parse_args(call, where)
-        outcomes.append(Outcome(describe(call), blocking, count_bad_rows(spark, call, relation, where)))
+        _, blocking = parse_args(call, where, model.custom_audits)
+        bad = count_bad_rows(spark, call, relation, where, model.custom_audits)
+        outcomes.append(Outcome(describe(call), blocking, bad))
     return outcomes
 
 
-def count_bad_rows(spark: object, call: Call, relation: exp.Expression, where: str) -> int:
+def count_bad_rows(spark: object, call: Call, relation: exp.Expression, where: str,
+                   custom: Sequence[AuditDef] = ()) -> int:
     """How many rows of ``relation`` break the audit (Spark runs the query)."""
-    query = bad_rows_query(call, relation, where)
+    query = bad_rows_query(call, relation, where, custom)
     return int(spark.sql(exp.select("COUNT(*)").from_(query.subquery("__incr_bad_rows")).sql("spark")).collect()[0][0])

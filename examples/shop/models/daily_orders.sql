@@ -12,7 +12,12 @@ MODEL (
     order_date = 'Day of the orders',
     revenue = 'Sum of order amounts'
   ),
-  tags (silver, sales)
+  tags (silver, sales),
+  -- Custom audits from audits/amounts.sql.
+  audits (
+    assert_positive(column := revenue),
+    assert_average_at_least(total := revenue, count := orders, minimum := 1)
+  )
 );
 
 SELECT
