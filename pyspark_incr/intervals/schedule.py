@@ -103,12 +103,7 @@ class Schedule:
         >>> format_ms(s.last_tick(to_ms("2024-01-05 12:00:00")))
         '2024-01-05 11:00:00'
         """
-        moment = to_datetime(ms)
-        if self.tz:
-            moment = moment.astimezone(ZoneInfo(self.tz))
-        if moment.second == moment.microsecond == 0 and croniter.match(self.cron, moment):
-            return ms
-        return to_ms(croniter(self.cron, moment).get_prev(datetime))
+        return _last_tick(self.cron, self.tz, ms)
 
     def due_end(self, execution_ms: int, *, ignore_cron: bool = False, allow_partials: bool = False) -> int:
         """Exclusive end of the intervals that may run at ``execution_ms``."""
@@ -129,6 +124,17 @@ class Schedule:
         if end_ms is not None:
             stop = min(stop, self.ceil(end_ms))
         return Interval(start, max(start, stop))
+
+
+@lru_cache(maxsize=4096)
+def _last_tick(cron: str, tz: str | None, ms: int) -> int:
+    """Cached: planning asks it for every model at one execution time, and most models share a few crons."""
+    moment = to_datetime(ms)
+    if tz:
+        moment = moment.astimezone(ZoneInfo(tz))
+    if moment.second == moment.microsecond == 0 and croniter.match(cron, moment):
+        return ms
+    return to_ms(croniter(cron, moment).get_prev(datetime))
 
 
 _RANDOM = re.compile(r"(^|[\s,/(-])[RH]($|[\s,/()-])")

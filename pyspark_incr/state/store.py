@@ -7,16 +7,20 @@ once (Arrow); writes are appends of whole row batches.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, Iterable
 
 import pyarrow as pa
+from sqlglot import exp
 
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.model.definition import Model, reparse
+from pyspark_incr.model.definition import Model
+from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
@@ -39,10 +43,12 @@ class EnvEntry:
     #: Where the definition came from (a model file, or "registry") and the project context it was parsed with.
     model_source: str = "registry"
     context: str = ""
+    #: The parsed model as JSON (:mod:`pyspark_incr.state.snapshot`); None in rows written before it existed.
+    snapshot: str | None = field(default=None, compare=False, repr=False)
 
     def parsed(self) -> "Model":
-        """The applied model, parsed again as it was applied."""
-        return reparse(self.definition, self.model_source or "registry", self.context or "")
+        """The applied model as it was applied: rebuilt from its snapshot, or parsed again when that is not valid."""
+        return snapshots.model_of(self.snapshot, self.definition, self.model_source or "registry", self.context or "")
 
 
 class StateStore:
@@ -59,10 +65,29 @@ class StateStore:
         if key in _ensured:
             return
         quoted = "`" + self.schema.replace("`", "``") + "`"
-        self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted}")
-        for table in t.ALL_TABLES:
-            self.spark.sql(table.ddl(self.schema))
+        existing = {table: _columns(self.spark, self.schema, table.name) for table in t.ALL_TABLES}
+        if None in existing.values():
+            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted}")
+        for table, columns in existing.items():
+            if columns is None:
+                self.spark.sql(table.ddl(self.schema))
+            else:
+                self._upgrade(table, columns)
         _ensured.add(key)
+
+    def _upgrade(self, table: t.StateTable, existing: list[str]) -> None:
+        """Add the columns a table created by an older version lacks (another process may just have)."""
+        try:
+            ddl = table.upgrade(self.schema, existing)
+            if ddl is not None:
+                self.spark.sql(ddl)
+        except Exception as e:  # noqa: BLE001 - fine when the columns are there now, whoever added them
+            now = _columns(self.spark, self.schema, table.name)
+            if now is None or table.upgrade(self.schema, now) is not None:
+                raise StateError(
+                    f"state table {table.qualified(self.schema)} cannot be upgraded to this version's columns "
+                    f"({e}); point spark.incr.stateSchema at a fresh schema"
+                ) from e
 
     def read(self, table: t.StateTable) -> pa.Table:
         """The table's rows: read once per call, and reused across calls while its files are unchanged."""
@@ -98,6 +123,9 @@ class StateStore:
                 row.setdefault("seq", t.next_seq())
             if "at" in names:
                 row.setdefault("at", now)
+            if table is t.ENVIRONMENTS and row.get("op") == "apply" and row.get("snapshot") is None:
+                row["snapshot"] = snapshots.snapshot_for(
+                    row["definition"], row.get("model_source") or "registry", row.get("context") or "")
         df = self.spark.createDataFrame(t.to_arrow(table, rows))
         with _write_lock:  # concurrent appends to one table would share (and delete) its _temporary directory
             df.write.insertInto(table.qualified(self.schema))
@@ -126,14 +154,15 @@ class StateStore:
     # -- intervals ----------------------------------------------------------
 
     def coverage(self) -> dict[tuple[str, str], IntervalSet]:
-        """Built intervals per (physical table, fingerprint)."""
-        sets: dict[tuple[str, str], IntervalSet] = {}
-        for row in _in_seq(self.read(t.INTERVALS)):
-            key = (row["table_name"], row["fingerprint"])
-            change = IntervalSet([Interval(row["start_ms"], row["end_ms"])])
-            current = sets.get(key, IntervalSet())
-            sets[key] = current | change if row["op"] == "add" else current - change
-        return sets
+        """Built intervals per (physical table, fingerprint): each key's rows folded in ``seq`` order."""
+        table = self.read(t.INTERVALS)
+        if not table.num_rows:
+            return {}
+        cols = table.sort_by("seq").select(["table_name", "fingerprint", "start_ms", "end_ms", "op"])
+        changes: dict[tuple[str, str], list[tuple[str, Interval]]] = {}
+        for name, fingerprint, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
+            changes.setdefault((name, fingerprint), []).append((op, Interval(start, end)))
+        return {key: _fold(rows) for key, rows in changes.items()}
 
 
 def _files_version(spark: Any, schema: str, name: str) -> tuple | None:
@@ -154,8 +183,35 @@ def _files_version(spark: Any, schema: str, name: str) -> tuple | None:
         return None
 
 
+def _fold(changes: list[tuple[str, Interval]]) -> IntervalSet:
+    """Adds and removes applied in order; a run of adds (or of removes) is applied at once.
+
+    >>> _fold([("add", Interval(0, 10)), ("add", Interval(20, 30)), ("remove", Interval(5, 25)), ("add", Interval(8, 9))])
+    IntervalSet([0, 5), [8, 9), [25, 30))
+    """
+    current = IntervalSet()
+    for op, run in groupby(changes, key=itemgetter(0)):
+        intervals = [interval for _, interval in run]
+        current = current | intervals if op == "add" else current - IntervalSet(intervals)
+    return current
+
+
+def _columns(spark: Any, schema: str, name: str) -> list[str] | None:
+    """The columns of table ``schema.name``, None when it does not exist."""
+    try:
+        jvm = spark._jvm
+        catalog = spark._jsparkSession.sessionState().catalog()
+        ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
+        if not catalog.tableExists(ident):
+            return None
+        return list(catalog.getTableMetadata(ident).schema().fieldNames())
+    except Exception:  # noqa: BLE001 - no JVM catalog at hand (Spark Connect): ask through the public API
+        qualified = exp.table_(name, db=schema, quoted=True).sql("spark")
+        return spark.table(qualified).columns if spark.catalog.tableExists(qualified) else None
+
+
 def _entry(row: dict[str, Any]) -> EnvEntry:
-    return EnvEntry(**{f: row[f] for f in EnvEntry.__dataclass_fields__})
+    return EnvEntry(**{f: row[f] for f in EnvEntry.__dataclass_fields__ if f in row})
 
 
 def _in_seq(table: pa.Table) -> list[dict[str, Any]]:

@@ -30,8 +30,29 @@ class StateTable:
         return exp.table_(self.name, db=state_schema, quoted=True).sql("spark")
 
     def ddl(self, state_schema: str) -> str:
-        cols = ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in self.schema)
-        return f"CREATE TABLE IF NOT EXISTS {self.qualified(state_schema)} ({cols}) USING parquet"
+        return f"CREATE TABLE IF NOT EXISTS {self.qualified(state_schema)} ({_columns(self.schema)}) USING parquet"
+
+    def upgrade(self, state_schema: str, existing: list[str]) -> str | None:
+        """The DDL adding the columns a table created by an older version lacks (None when it has them all).
+
+        Rows are inserted by position, so columns are only ever added at the end.
+
+        >>> ENVIRONMENTS.upgrade("st", ENVIRONMENTS.schema.names[:-1])
+        'ALTER TABLE `st`.`environments` ADD COLUMNS (`snapshot` STRING)'
+        >>> ENVIRONMENTS.upgrade("st", ENVIRONMENTS.schema.names) is None
+        True
+        """
+        names = [n.lower() for n in existing]
+        if names != [n.lower() for n in self.schema.names[: len(names)]]:
+            raise ValueError(f"state table {self.name} has columns {existing}, expected {self.schema.names}")
+        added = pa.schema(list(self.schema)[len(names):])
+        if not added:
+            return None
+        return f"ALTER TABLE {self.qualified(state_schema)} ADD COLUMNS ({_columns(added)})"
+
+
+def _columns(schema: pa.Schema) -> str:
+    return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in schema)
 
 
 _SPARK_TYPES = {pa.string(): "STRING", pa.int64(): "BIGINT", _TS: "TIMESTAMP"}
@@ -53,8 +74,9 @@ ENVIRONMENTS = StateTable(
             ("metadata_hash", pa.string()), ("definition", pa.string()), ("source", pa.string()),
             ("model_source", pa.string()), ("context", pa.string()),
             ("table_name", pa.string()), ("start_ms", pa.int64()), ("op", pa.string()),
-            ("seq", pa.int64()), ("at", _TS)),
-    "Which model versions each environment holds: 'apply' or 'remove' rows per model.",
+            ("seq", pa.int64()), ("at", _TS), ("snapshot", pa.string())),
+    "Which model versions each environment holds: 'apply' or 'remove' rows per model "
+    "('snapshot': the parsed model as JSON, a cache of its definition).",
 )
 INTERVALS = StateTable(
     "intervals",

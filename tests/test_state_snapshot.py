@@ -1,0 +1,212 @@
+"""Parsed models kept in state as JSON snapshots: exact round trips, used only when valid, never code."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pyspark_incr.intervals import Interval, IntervalSet
+from pyspark_incr.model.definition import Model, parse_model, reparse
+from pyspark_incr.model.kinds import FullKind
+from pyspark_incr.project.loader import load_project
+from pyspark_incr.state import snapshot as snapshots
+from pyspark_incr.state import tables as t
+from pyspark_incr.state.snapshot import SnapshotError, from_snapshot, model_of, to_snapshot
+from pyspark_incr.state.store import StateStore
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+DEFINITION = "MODEL (name s.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), cron '@daily'); SELECT ds FROM raw.x"
+
+
+def _fixture_models() -> list[Model]:
+    """Every model of examples/shop, of the valid model fixtures and of the spec examples."""
+    models = list(load_project(ROOT / "examples" / "shop"))
+    for sql in sorted((FIXTURES / "models" / "valid").glob("*.sql")):
+        models.append(parse_model(sql.read_text(encoding="utf-8"), str(sql)))
+    for sql in sorted((FIXTURES / "spec_examples").glob("*.sql")):
+        expected = json.loads(sql.with_name(sql.stem + ".expected.json").read_text(encoding="utf-8"))
+        if expected.get("xfail"):
+            continue
+        text = sql.read_text(encoding="utf-8")
+        if expected["query_appended"]:
+            text = text.rstrip() + "\n\nSELECT 1 AS placeholder\n"
+        models.append(parse_model(text, str(sql)))
+    return models
+
+
+def _assert_same_record(again: Model, model: Model) -> None:
+    """Equal, and equal in every field, ``compare=False`` ones (definition, source, context, located) included."""
+    assert again == model
+    for f in dataclasses.fields(Model):
+        assert getattr(again, f.name) == getattr(model, f.name), f.name
+    assert type(again.kind) is type(model.kind) and type(again.schedule.unit) is type(model.schedule.unit)
+
+
+# --------------------------------------------------------------------------- round trips
+
+
+def test_every_example_and_fixture_model_is_rebuilt_exactly_from_its_snapshot():
+    models = _fixture_models()
+    assert len(models) > 40 and {m.kind.name for m in models} >= {"SEED", "EXTERNAL", "SCD_TYPE_2", "INCREMENTAL_BY_UNIQUE_KEY"}
+    for model in models:
+        _assert_same_record(from_snapshot(to_snapshot(model)), model)
+
+
+def test_stored_project_definitions_are_rebuilt_as_they_are_parsed_again():
+    """The snapshot state holds is that of reparse (the project's defaults and variables in its context)."""
+    for model in load_project(ROOT / "examples" / "shop"):
+        parsed = reparse(model.definition, model.source, model.context)
+        _assert_same_record(model_of(snapshots.snapshot_for(model.definition, model.source, model.context),
+                                     model.definition, model.source, model.context), parsed)
+
+
+@dataclass(frozen=True)
+class _Check:
+    name: str
+    args: tuple[tuple[str, str], ...] = ()
+    blocking: bool = True
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class _CheckedFull(FullKind):
+    checks: tuple[_Check, ...] = ()
+    inner: _Check | None = None
+
+
+def test_fields_added_later_round_trip_without_code_for_them(monkeypatch):
+    """Any frozen record of the package, nested in tuples or records, needs no serializer change."""
+    module = sys.modules["pyspark_incr.model.kinds.simple"]
+    for cls in (_Check, _CheckedFull):
+        monkeypatch.setattr(cls, "__module__", module.__name__)
+        monkeypatch.setattr(module, cls.__qualname__, cls, raising=False)
+    checks = (_Check("not_null", (("columns", "id"),)), _Check("range", (), False, 3))
+    model = dataclasses.replace(parse_model("MODEL (name a.b, kind FULL); SELECT 1 AS id"),
+                                kind=_CheckedFull(checks=checks, inner=_Check("x")))
+
+    _assert_same_record(from_snapshot(to_snapshot(model)), model)
+
+
+def test_values_json_cannot_hold_are_refused_when_writing():
+    model = parse_model("MODEL (name a.b, kind FULL); SELECT 1 AS id")
+    with pytest.raises(SnapshotError, match="list"):
+        to_snapshot(dataclasses.replace(model, tags=["a"]))
+    with pytest.raises(SnapshotError, match="float"):
+        to_snapshot(dataclasses.replace(model, start_ms=float("nan")))
+
+
+# --------------------------------------------------------------------------- when a snapshot is not used
+
+
+def _tampered(change) -> str:
+    data = json.loads(to_snapshot(reparse(DEFINITION, "registry", "")))
+    change(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("bad", [
+    pytest.param(lambda d: d.update(format="1/0.0.1/sqlglot 1/0"), id="another-format"),
+    pytest.param(lambda d: d["model"]["fields"].pop("tags"), id="a-field-is-missing"),
+    pytest.param(lambda d: d["model"]["fields"].update(colour="red"), id="an-unknown-field"),
+    pytest.param(lambda d: d["model"]["fields"].update(definition="MODEL (name s.other); SELECT 1"), id="other-definition"),
+    pytest.param(lambda d: d["model"].update({"@": "pyspark_incr.model.kinds.simple:FullKind"}), id="not-a-model"),
+    pytest.param(lambda d: d["model"]["fields"]["kind"].update({"@": "subprocess:Popen"}), id="class-not-ours"),
+    pytest.param(lambda d: d["model"]["fields"]["kind"].update({"@": "pyspark_incr.model.definition:parse_model"}),
+                 id="not-a-record"),
+    pytest.param(lambda d: d["model"]["fields"]["kind"].update({"@": "pyspark_incr.state.snapshot:Enum"}),
+                 id="a-class-only-imported-there"),
+    pytest.param(lambda d: d["model"]["fields"]["schedule"]["fields"]["unit"].update(value="fortnight"), id="bad-enum"),
+])
+def test_a_snapshot_that_is_not_valid_is_ignored_and_the_definition_parsed_again(bad, monkeypatch):
+    parsed = []
+    monkeypatch.setattr(snapshots, "reparse", lambda *args: parsed.append(args) or reparse(*args))
+
+    model = model_of(_tampered(bad), DEFINITION, "registry", "")
+
+    assert parsed == [(DEFINITION, "registry", "")]
+    _assert_same_record(model, reparse(DEFINITION, "registry", ""))
+
+
+def test_a_valid_snapshot_is_used_and_nothing_parsed(monkeypatch):
+    snapshot = to_snapshot(reparse(DEFINITION, "registry", ""))
+    monkeypatch.setattr(snapshots, "reparse", lambda *args: pytest.fail("parsed again despite a valid snapshot"))
+
+    _assert_same_record(model_of(snapshot, DEFINITION, "registry", ""), reparse(DEFINITION, "registry", ""))
+
+
+def test_the_format_names_the_encoding_the_versions_and_the_parsing_code():
+    encoding, version, sqlglot_version, digest = snapshots.format_version().split("/")
+    assert (encoding, version) == (str(snapshots.ENCODING), __import__("pyspark_incr").__version__)
+    assert sqlglot_version.startswith("sqlglot ") and len(digest) == 16
+
+
+# --------------------------------------------------------------------------- in state
+
+
+def _env_row(definition: str, op: str = "apply") -> dict:
+    """An environment row as the executor writes it: no snapshot."""
+    return {"env": "prod", "model": "s.daily", "fingerprint": "f", "metadata_hash": "m", "definition": definition,
+            "source": "registry", "model_source": "registry", "context": "", "table_name": "`s`.`daily`",
+            "start_ms": 0, "op": op}
+
+
+def test_applied_rows_get_a_snapshot_and_reading_the_environment_parses_nothing(spark, isolated, monkeypatch):
+    StateStore(spark).append(t.ENVIRONMENTS, [_env_row(DEFINITION)])
+
+    [row] = StateStore(spark).read(t.ENVIRONMENTS).to_pylist()
+    model_of.cache_clear()
+    monkeypatch.setattr(snapshots, "reparse", lambda *a: pytest.fail("parsed again despite a valid snapshot"))
+    entry = StateStore(spark).environment("prod")["s.daily"]
+
+    assert json.loads(row["snapshot"])["format"] == snapshots.format_version()
+    _assert_same_record(entry.parsed(), reparse(DEFINITION, "registry", ""))
+
+
+def test_removal_rows_carry_no_snapshot(spark, isolated):
+    StateStore(spark).append(t.ENVIRONMENTS, [_env_row(DEFINITION), _env_row(DEFINITION, "remove")])
+
+    rows = StateStore(spark).read(t.ENVIRONMENTS).to_pylist()
+
+    assert [r["snapshot"] is None for r in sorted(rows, key=lambda r: r["seq"])] == [False, True]
+    assert StateStore(spark).environment("prod") == {}
+
+
+def test_an_environments_table_of_an_older_version_gets_the_column_and_its_rows_are_parsed_again(spark, isolated):
+    schema = f"{isolated}_state"
+    old = t.StateTable("environments", pa.schema([f for f in t.ENVIRONMENTS.schema if f.name != "snapshot"]), "")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
+    spark.sql(old.ddl(schema))
+    written = {**_env_row(DEFINITION), "seq": 1, "at": datetime.now(timezone.utc)}
+    spark.createDataFrame(t.to_arrow(old, [written])).write.insertInto(old.qualified(schema))
+
+    before = StateStore(spark).environment("prod")["s.daily"]
+    StateStore(spark).append(t.ENVIRONMENTS, [_env_row(DEFINITION.replace("raw.x", "raw.y"))])
+    after = StateStore(spark).environment("prod")["s.daily"]
+
+    assert spark.table(f"`{schema}`.`environments`").columns[-1] == "snapshot"
+    assert before.snapshot is None and before.parsed() == reparse(DEFINITION, "registry", "")
+    assert after.snapshot and after.parsed().depends_on == ("raw.y",)
+
+
+def test_coverage_folds_each_tables_adds_and_removes_in_order(spark, isolated):
+    def row(table: str, op: str, start: int, end: int) -> dict:
+        return {"table_name": table, "fingerprint": "f", "model": "m", "start_ms": start, "end_ms": end, "op": op,
+                "run_id": "r"}
+
+    StateStore(spark).append(t.INTERVALS, [
+        row("a", "add", 0, 10), row("b", "add", 0, 5), row("a", "add", 10, 20), row("a", "remove", 5, 15),
+        row("b", "remove", 0, 5), row("a", "add", 12, 13), row("b", "add", 7, 9),
+    ])
+
+    coverage = StateStore(spark).coverage()
+
+    assert coverage == {("a", "f"): IntervalSet([Interval(0, 5), Interval(12, 13), Interval(15, 20)]),
+                        ("b", "f"): IntervalSet([Interval(7, 9)])}
