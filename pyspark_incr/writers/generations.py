@@ -1,0 +1,187 @@
+"""Atomic rewrites of Parquet tables: write a new generation beside the old one, then switch the catalog.
+
+Parquet has no transactions, so a writer that must replace rows it also reads
+(unique-key upserts, SCD type 2 history, time-range re-runs) never writes in
+place. It stages the new version of the touched partitions (or of the whole
+unpartitioned table) under ``<table root>/_incr_gen_<id>/`` -- a directory
+Spark's file listing skips, as it skips every name starting with ``_`` -- and
+then points the catalog at it in one call:
+
+- partitioned tables: one ``alterPartitions`` over every touched partition
+  (partitions the generation adds are first created pointing at an empty
+  directory, which shows no rows), a single metastore transaction;
+- unpartitioned tables: ``ALTER TABLE ... SET LOCATION``.
+
+A crash before that call leaves the old version intact and an orphaned staging
+directory; after it, readers see the whole new version. Superseded files are
+deleted once published (a query already reading them may fail, as it would
+after Spark's own INSERT OVERWRITE, but never sees a mix).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+#: Prefix of generation directories under a table's root.
+GEN_PREFIX = "_incr_gen_"
+#: The directory partitions point at while they have no rows yet, or no longer.
+EMPTY_DIR = "_incr_empty"
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A generation written but not yet visible: where, and which partitions it holds."""
+
+    path: str
+    partitions: tuple[tuple[tuple[str, str], ...], ...] = field(default_factory=tuple)
+
+    def spec_dicts(self) -> list[dict[str, str]]:
+        return [dict(p) for p in self.partitions]
+
+
+def table_root(location: str) -> str:
+    """The directory a table's generations live under: its location, or the parent of a generation.
+
+    >>> table_root("file:/w/db.db/t")
+    'file:/w/db.db/t'
+    >>> table_root("file:/w/db.db/t/_incr_gen_ab12")
+    'file:/w/db.db/t'
+    """
+    head, _, last = location.rstrip("/").rpartition("/")
+    return head if last.startswith(GEN_PREFIX) else location.rstrip("/")
+
+
+def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
+    """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation."""
+    path = f"{table_root(_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
+    writer = df.write.format(fmt).mode("errorifexists")
+    if partition_columns:
+        writer = writer.partitionBy(*partition_columns)
+    writer.save(path)
+    return Staged(path, tuple(tuple(sorted(s.items())) for s in _written_partitions(spark, path, partition_columns)))
+
+
+def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tuple[str, ...],
+            emptied: list[dict[str, str]] = ()) -> None:
+    """Make ``staged`` what readers see, in one catalog call; ``emptied`` partitions lose their rows with it.
+
+    Partitions not in ``staged`` or ``emptied`` keep what they had.
+    """
+    location = _location(spark, table)
+    root = table_root(location)
+    if not partition_columns:
+        spark.sql(f"ALTER TABLE {table.sql('spark')} SET LOCATION {exp.Literal.string(staged.path).sql('spark')}")
+        _delete_superseded(spark, root, [location], keep=staged.path)
+        return
+    empty = f"{root}/{EMPTY_DIR}"
+    _mkdirs(spark, empty)
+    specs = staged.spec_dicts() + [dict(e) for e in emptied]
+    locations = [f"{staged.path}/{_partition_path(spark, s, partition_columns)}" for s in staged.spec_dicts()]
+    locations += [empty] * len(emptied)
+    jvm = spark._jvm
+    before = jvm.pysparkincr.Generations.publishPartitions(
+        spark._jsparkSession, table.db, table.name, _java_list(jvm, [_java_map(jvm, s) for s in specs]),
+        _java_list(jvm, locations), empty)
+    if emptied:
+        jvm.pysparkincr.Generations.forgetPartitions(
+            spark._jsparkSession, table.db, table.name, _java_list(jvm, [_java_map(jvm, s) for s in emptied]))
+    spark.catalog.refreshTable(f"{table.db}.{table.name}")
+    _delete_superseded(spark, root, [b for b in before if b], keep=staged.path)
+
+
+def discard(spark: Any, staged: Staged) -> None:
+    """Delete a generation that will not be published (its batch failed)."""
+    path = _path(spark, staged.path)
+    path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
+
+
+def _written_partitions(spark: Any, path: str, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    """The partition specs a staged write produced, read back from its directory names."""
+    if not columns:
+        return []
+    jvm = spark._jvm
+    fs = _path(spark, path).getFileSystem(spark._jsc.hadoopConfiguration())
+    unescape = jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName
+    specs: list[dict[str, str]] = [{}]
+    level_paths = [_path(spark, path)]
+    for column in columns:
+        next_specs, next_paths = [], []
+        for spec, parent in zip(specs, level_paths):
+            for status in fs.listStatus(parent):
+                name = status.getPath().getName()
+                key, sep, raw = name.partition("=")
+                if status.isDirectory() and sep and key.lower() == column.lower():
+                    next_specs.append({**spec, column: unescape(raw)})
+                    next_paths.append(status.getPath())
+        specs, level_paths = next_specs, next_paths
+    return specs
+
+
+def _partition_path(spark: Any, spec: dict[str, str], columns: tuple[str, ...]) -> str:
+    escape = spark._jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.escapePathName
+    return "/".join(f"{escape(c)}={escape(spec[c])}" for c in columns)
+
+
+def _delete_superseded(spark: Any, root: str, old: list[str], keep: str) -> None:
+    """Delete what the table no longer points at, when it lies inside the table's root (ours to delete)."""
+    conf = spark._jsc.hadoopConfiguration()
+    for location in set(old):
+        location = location.rstrip("/")
+        if location == root:  # an unpartitioned table's first version: its files, not the generations beside them
+            base = _path(spark, root)
+            fs = base.getFileSystem(conf)
+            for status in fs.listStatus(base):
+                if not status.getPath().getName().startswith("_"):
+                    fs.delete(status.getPath(), True)
+            continue
+        if not location.startswith(root + "/") or location.startswith(keep) or location.endswith(EMPTY_DIR):
+            continue
+        path = _path(spark, location)
+        fs = path.getFileSystem(conf)
+        fs.delete(path, True)
+        first = location[len(root) + 1:].split("/")[0]
+        if first.startswith(GEN_PREFIX):  # a generation whose last partition moved on: delete it whole
+            generation = _path(spark, f"{root}/{first}")
+            if fs.exists(generation) and not _has_files(fs, generation):
+                fs.delete(generation, True)
+
+
+def _has_files(fs: Any, path: Any) -> bool:
+    files = fs.listFiles(path, True)
+    while files.hasNext():
+        if not files.next().getPath().getName().startswith(("_", ".")):
+            return True
+    return False
+
+
+def _location(spark: Any, table: exp.Table) -> str:
+    jvm = spark._jvm
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(table.name, jvm.scala.Some(table.db))
+    return str(spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location().toString())
+
+
+def _mkdirs(spark: Any, location: str) -> None:
+    path = _path(spark, location)
+    path.getFileSystem(spark._jsc.hadoopConfiguration()).mkdirs(path)
+
+
+def _path(spark: Any, location: str) -> Any:
+    return spark._jvm.org.apache.hadoop.fs.Path(location)
+
+
+def _java_list(jvm: Any, items: list) -> Any:
+    out = jvm.java.util.ArrayList()
+    for item in items:
+        out.add(item)
+    return out
+
+
+def _java_map(jvm: Any, spec: dict[str, str]) -> Any:
+    out = jvm.java.util.HashMap()
+    for key, value in spec.items():
+        out.put(key, value)
+    return out
