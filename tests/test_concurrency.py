@@ -184,16 +184,3 @@ def test_concurrency_setting_of_the_session_is_validated():
         concurrency_arg(Session(), None)
     assert concurrency_arg(Session(), 3) == 3
     assert concurrency_arg(Session(), None, "2") == 2
-
-
-def test_a_table_whose_overwrite_mode_is_static_is_switched_to_dynamic_before_a_batch(spark, isolated):
-    raw = _raw(spark, isolated, days=3)
-    name = f"{isolated}.daily"
-    _call(spark, "create_model", definition=_model(name, raw))
-    _call(spark, "apply", execution_time="2024-01-03 00:00:00")
-    spark.sql(f"ALTER TABLE {name} SET SERDEPROPERTIES ('partitionOverwriteMode' = 'static')")
-
-    _call(spark, "run", execution_time="2024-01-04 00:00:00")
-
-    assert sorted(r.ds.isoformat() for r in spark.table(name).collect()) == ["2024-01-01", "2024-01-02", "2024-01-03"], \
-        "a static overwrite would have emptied the days written before"

@@ -42,4 +42,7 @@ def batch_concurrency(model: Model) -> tuple[int, str]:
         return 1, f"batch_concurrency forced to 1: each {model.kind.name} batch builds on the previous one"
     if model.name in model.depends_on or (model.query and _READS_ITSELF.search(model.query)):
         return 1, "batch_concurrency forced to 1: the query reads the model itself, so batches must run in order"
+    time_column = getattr(model.kind, "time_column", None)
+    if model.partitioned_by and [c.lower() for c in model.partitioned_by] != [str(time_column).lower()]:
+        return 1, "batch_concurrency forced to 1: partitioned_by is not the time column, so batches share partitions"
     return wanted, ""

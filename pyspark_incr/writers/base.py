@@ -89,10 +89,6 @@ class TableWriter:
         """Columns the table is partitioned by."""
         return model.partitioned_by
 
-    def table_options(self, model: Model) -> dict[str, str]:
-        """Data source options the table is created with."""
-        return {}
-
     def output(self, ctx: "BuildContext", interval: Interval) -> Any:
         """The rows the model holds for ``interval``, as a DataFrame."""
         return ctx.dataframe(ctx.query(interval))
@@ -103,8 +99,7 @@ class TableWriter:
         tables.ensure_schema(ctx.spark, ctx.table)
         if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model),
-                               self.table_options(ctx.model))
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
 
     def check(self, model: Model) -> None:
         """Refuse, before anything changes, a layout this version cannot build."""

@@ -65,6 +65,16 @@ def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, .
     return Staged(path, tuple(tuple(sorted(s.items())) for s in _written_partitions(spark, path, partition_columns)))
 
 
+def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
+    """Add ``df``'s rows to a staged generation (rows the rewrite keeps from the old version)."""
+    writer = df.write.format(fmt).mode("append")
+    if partition_columns:
+        writer = writer.partitionBy(*partition_columns)
+    writer.save(staged.path)
+    specs = _written_partitions(spark, staged.path, partition_columns)
+    return Staged(staged.path, tuple(tuple(sorted(s.items())) for s in specs))
+
+
 def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tuple[str, ...],
             emptied: list[dict[str, str]] = ()) -> None:
     """Make ``staged`` what readers see, in one catalog call; ``emptied`` partitions lose their rows with it.

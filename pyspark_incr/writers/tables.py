@@ -40,36 +40,16 @@ def ensure_schema(spark: Any, table: exp.Table) -> None:
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {exp.to_identifier(table.db, quoted=True).sql('spark')}")
 
 
-def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned_by: tuple[str, ...] = (),
-                options: dict[str, str] | None = None) -> None:
-    """An empty table with ``df``'s schema, in the model's storage format, documented and with its properties.
-
-    ``options`` are data source options every write to the table uses (e.g. how INSERT OVERWRITE treats partitions).
-    """
+def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned_by: tuple[str, ...] = ()) -> None:
+    """An empty table with ``df``'s schema, in the model's storage format, documented and with its properties."""
     columns = docs.columns_ddl(spark, df, model)
     parts = ", ".join(exp.to_identifier(c, quoted=True).sql("spark") for c in partitioned_by)
-    clauses = f" OPTIONS ({_pairs(options)})" if options else ""
-    clauses += f" PARTITIONED BY ({parts})" if parts else ""
+    clauses = f" PARTITIONED BY ({parts})" if parts else ""
     if model.description:
         clauses += f" COMMENT {docs.literal(model.description)}"
     clauses += docs.properties_clause(docs.table_properties(model))
     fmt = model.storage_format or "parquet"
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
-
-
-def ensure_options(spark: Any, table: exp.Table, options: dict[str, str]) -> None:
-    """Make ``table``'s data source options include ``options`` (tables created by older versions lack them)."""
-    jvm = spark._jvm
-    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(table.name, jvm.scala.Some(table.db))
-    current = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).storage().properties()
-    lacking = {k: v for k, v in options.items() if not current.contains(k) or current.apply(k) != v}
-    if lacking:
-        spark.sql(f"ALTER TABLE {table.sql('spark')} SET SERDEPROPERTIES ({_pairs(lacking)})")
-
-
-def _pairs(options: dict[str, str]) -> str:
-    return ", ".join(f"{exp.Literal.string(k).sql('spark')} = {exp.Literal.string(v).sql('spark')}"
-                     for k, v in options.items())
 
 
 def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> int | None:

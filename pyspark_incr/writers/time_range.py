@@ -1,20 +1,27 @@
-"""INCREMENTAL_BY_TIME_RANGE on Parquet: the table is partitioned by the time column.
+"""INCREMENTAL_BY_TIME_RANGE on Parquet: each batch replaces exactly its interval's rows, atomically.
 
-Each batch first drops every partition inside its interval, then writes the
-filtered output with a dynamic partition overwrite. So an interval's old rows
-are replaced exactly, and an interval whose new output is empty ends up with no
-rows (the overwrite alone would keep them). The overwrite, unlike a plain
-INSERT INTO, stages each job's files in a directory of its own: batches of one
-model can be written at the same time (batch_concurrency).
+The table is partitioned by the time column unless ``partitioned_by`` says
+otherwise (e.g. a date partition for an hourly timestamp column). A batch
+stages the new version of every partition it touches -- the query's filtered
+output, plus, where a partition also holds rows outside the interval, those
+rows -- and publishes it in one catalog call (see ``generations``). Partitions
+left without rows are emptied in the same call. So an interval whose new output
+is empty ends up with no rows, readers see the old rows or the new ones and
+never a mix, and a crash before the publish leaves the table as it was.
+Batches of one model touch disjoint partitions when the table is partitioned by
+the time column, so they may run at the same time (batch_concurrency).
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
+from pyspark.sql import Observation
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
@@ -23,12 +30,10 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
-from pyspark_incr.writers import tables
+from pyspark_incr.writers import generations
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-#: Replace only the partitions a write produces (a table option, so the session's setting does not matter).
-_DYNAMIC = {"partitionOverwriteMode": "dynamic"}
 
 
 @register
@@ -48,24 +53,65 @@ class TimeRangeWriter(TableWriter):
                              kind.time_column_format).subquery("__incr_batch")
 
     def partition_columns(self, model: Model) -> tuple[str, ...]:
-        return (model.kind.time_column,)
-
-    def table_options(self, model: Model) -> dict[str, str]:
-        return dict(_DYNAMIC)
-
-    def check(self, model: Model) -> None:
-        super().check(model)
-        if model.partitioned_by and tuple(model.partitioned_by) != (model.kind.time_column,):
-            raise ModelDefinitionError(
-                f"model {model.name}: partitioned_by other than the time column is not supported by this version "
-                f"yet for INCREMENTAL_BY_TIME_RANGE; the table is partitioned by {model.kind.time_column}"
-            )
+        return tuple(model.partitioned_by) or (model.kind.time_column,)
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
-        self._drop_partitions(ctx, interval, _time_type(ctx, df))
-        tables.ensure_options(ctx.spark, ctx.table, _DYNAMIC)  # a static overwrite would empty the whole table
-        return tables.insert(df, ctx.table, ctx.spark, overwrite=True)
+        spark_type = _time_type(ctx, df)
+        parts = self.partition_columns(ctx.model)
+        columns = ctx.spark.table(ctx.table_sql).columns
+        observation = Observation(f"incr_rows_{uuid.uuid4().hex}")
+        new = df.select(*[_quoted(c) for c in columns]).observe(observation, F.count(F.lit(1)).alias("rows"))
+        staged = generations.stage(ctx.spark, ctx.table, new, parts, self._format(ctx))
+        try:
+            if self._by_time_column(ctx):
+                before = [{parts[0]: v} for v in self._partitions_in(ctx, interval, spark_type)]
+            else:
+                staged, before = self._keep_rows_outside(ctx, interval, spark_type, staged)
+            written = {tuple(sorted(p.items())) for p in staged.spec_dicts()}
+            emptied = [p for p in before if tuple(sorted(p.items())) not in written]
+            generations.publish(ctx.spark, ctx.table, staged, parts, emptied)
+        except BaseException:
+            generations.discard(ctx.spark, staged)
+            raise
+        return int(observation.get.get("rows", 0))
+
+    def _by_time_column(self, ctx: BuildContext) -> bool:
+        parts = self.partition_columns(ctx.model)
+        return len(parts) == 1 and parts[0].lower() == ctx.model.kind.time_column.lower()
+
+    def _format(self, ctx: BuildContext) -> str:
+        return (ctx.model.storage_format or "parquet").lower()
+
+    def _keep_rows_outside(self, ctx: BuildContext, interval: Interval, spark_type: str,
+                           staged: generations.Staged) -> tuple[generations.Staged, list[dict[str, str]]]:
+        """Add to ``staged`` the rows outside ``interval`` of every partition the batch touches.
+
+        Touched: partitions the new rows went to, and partitions whose old rows lie in the interval.
+        Returns the extended generation and the touched partitions (those left empty get emptied).
+        """
+        kind, parts = ctx.model.kind, self.partition_columns(ctx.model)
+        table = ctx.spark.table(ctx.table_sql)
+        inside = output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval, spark_type,
+                               kind.time_column_format)
+        old = ctx.spark.sql(exp.select(*[exp.column(c, quoted=True) for c in parts]).from_(inside.subquery("t"))
+                            .distinct().sql("spark")).collect()
+        touched = {tuple(sorted(s.items())) for s in staged.spec_dicts()}
+        touched |= {tuple(sorted((c, _partition_value(r[c])) for c in parts)) for r in old}
+        if not touched:
+            return staged, []
+        specs = [dict(t) for t in touched]
+        schema = table.schema
+        keys = ctx.spark.createDataFrame([tuple(s[c] for c in parts) for s in specs], ", ".join(f"`{c}` STRING" for c in parts))
+        keys = keys.select(*[F.when(F.col(c) == _NULL_PARTITION, None).otherwise(F.col(c)).cast(schema[c].dataType).alias(c)
+                             for c in parts])
+        outside = ctx.spark.sql(f"SELECT * FROM {ctx.table_sql} WHERE NOT ({_where_of(inside)})")
+        cond = None
+        for c in parts:
+            term = outside[c].eqNullSafe(keys[c])
+            cond = term if cond is None else cond & term
+        kept = outside.join(F.broadcast(keys), cond, "left_semi").select(*[_quoted(c) for c in table.columns])
+        return generations.extend(ctx.spark, staged, kept, parts, self._format(ctx)), specs
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The query's rows for ``interval``, wrapped in the output filter."""
@@ -74,20 +120,38 @@ class TimeRangeWriter(TableWriter):
         spark_type = _time_type(ctx, ctx.dataframe(query))
         return ctx.dataframe(output_filter(query, kind.time_column, interval, spark_type, kind.time_column_format))
 
-    def _drop_partitions(self, ctx: BuildContext, interval: Interval, spark_type: str) -> None:
-        column = ctx.model.kind.time_column
+    def _partitions_in(self, ctx: BuildContext, interval: Interval, spark_type: str) -> list[str]:
+        """Values of the time-column partitions inside ``interval`` (a catalog listing, no data read)."""
         fmt = ctx.model.kind.time_column_format or DEFAULT_TIME_FORMAT
         tz = ZoneInfo(ctx.spark.conf.get("spark.sql.session.timeZone"))
-        doomed = []
+        inside = []
         for row in ctx.spark.sql(f"SHOW PARTITIONS {ctx.table_sql}").collect():
             _, _, raw = row[0].partition("=")
             value = unquote(raw)
             if value != _NULL_PARTITION and interval.start <= _instant(value, spark_type, fmt, tz) < interval.end:
-                doomed.append(value)
-        if doomed:
-            ident = exp.to_identifier(column, quoted=True).sql("spark")
-            specs = ", ".join(f"PARTITION ({ident} = {exp.Literal.string(v).sql('spark')})" for v in doomed)
-            ctx.spark.sql(f"ALTER TABLE {ctx.table_sql} DROP IF EXISTS {specs}")
+                inside.append(value)
+        return inside
+
+
+def _quoted(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _partition_value(value: Any) -> str:
+    """A partition column's value as the catalog spells it in a partition spec."""
+    if value is None:
+        return _NULL_PARTITION
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S") + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    return str(value)
+
+
+def _where_of(select: exp.Select) -> str:
+    """The WHERE condition of an output filter, over the table's own columns."""
+    condition = select.args["where"].this.copy()
+    for column in condition.find_all(exp.Column):
+        column.set("table", None)
+    return condition.sql("spark")
 
 
 def _time_type(ctx: BuildContext, df: Any) -> str:
