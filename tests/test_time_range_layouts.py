@@ -86,3 +86,20 @@ def test_batch_concurrency_is_forced_to_one_when_batches_share_partitions(partit
                         f"partitioned_by ({partitioned_by})); SELECT ts, CAST(ts AS DATE) AS event_date FROM raw.t")
 
     assert batch_concurrency(model)[0] == (1 if forced else 3)
+
+
+def test_a_partitioned_full_model_rebuild_drops_partitions_its_new_output_lacks(spark, isolated):
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
+    spark.sql(f"CREATE TABLE {isolated}_raw.shops USING parquet AS SELECT * FROM VALUES ('a', 1), ('b', 2) AS t(shop, n)")
+    name = f"{isolated}.by_shop"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind FULL, partitioned_by (shop), cron '@daily', start '2024-01-01'); "
+        f"SELECT n, shop FROM {isolated}_raw.shops"))
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    spark.sql(f"INSERT OVERWRITE {isolated}_raw.shops VALUES ('b', 20), ('c', 30)")
+
+    rows = _call(spark, "run", execution_time="2024-01-03 00:00:00")
+
+    assert [(r.status, r.rows) for r in rows] == [("ok", 2)]
+    assert sorted((r.shop, r.n) for r in spark.table(name).collect()) == [("b", 20), ("c", 30)]
+    assert sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect()) == ["shop=b", "shop=c"]

@@ -103,6 +103,28 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
     _delete_superseded(spark, root, [b for b in before if b], keep=staged.path)
 
 
+def current_partitions(spark: Any, table: exp.Table) -> list[dict[str, str]]:
+    """The table's partitions as specs (column -> value as the catalog spells it)."""
+    unescape = spark._jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName
+    specs = []
+    for row in spark.sql(f"SHOW PARTITIONS {table.sql('spark')}").collect():
+        specs.append({k: unescape(v) for k, _, v in (part.partition("=") for part in row[0].split("/"))})
+    return specs
+
+
+def replace_all(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> None:
+    """Make ``df`` the table's whole content, atomically (partitions it does not produce are emptied)."""
+    staged = stage(spark, table, df, partition_columns, fmt)
+    try:
+        written = set(staged.partitions)
+        old = current_partitions(spark, table) if partition_columns else []
+        emptied = [p for p in old if tuple(sorted(p.items())) not in written]
+        publish(spark, table, staged, partition_columns, emptied)
+    except BaseException:
+        discard(spark, staged)
+        raise
+
+
 def discard(spark: Any, staged: Staged) -> None:
     """Delete a generation that will not be published (its batch failed)."""
     path = _path(spark, staged.path)

@@ -52,6 +52,16 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
 
 
+def counted(df: Any) -> tuple[Any, Any]:
+    """``df`` counting its rows as a write consumes it (no second pass), and the function reading the count."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation(f"incr_rows_{uuid.uuid4().hex}")
+    observed = df.observe(observation, F.count(F.lit(1)).alias("rows"))
+    return observed, lambda: int(observation.get.get("rows", 0))
+
+
 def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> int | None:
     """Insert ``df`` by column name into ``table``; the number of rows written (None if Spark does not say).
 

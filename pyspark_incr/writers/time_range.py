@@ -14,13 +14,11 @@ the time column, so they may run at the same time (batch_concurrency).
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
-from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
 
@@ -30,7 +28,7 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
-from pyspark_incr.writers import generations
+from pyspark_incr.writers import generations, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -60,8 +58,7 @@ class TimeRangeWriter(TableWriter):
         spark_type = _time_type(ctx, df)
         parts = self.partition_columns(ctx.model)
         columns = ctx.spark.table(ctx.table_sql).columns
-        observation = Observation(f"incr_rows_{uuid.uuid4().hex}")
-        new = df.select(*[_quoted(c) for c in columns]).observe(observation, F.count(F.lit(1)).alias("rows"))
+        new, rows = tables.counted(df.select(*[_quoted(c) for c in columns]))
         staged = generations.stage(ctx.spark, ctx.table, new, parts, self._format(ctx))
         try:
             if self._by_time_column(ctx):
@@ -74,7 +71,7 @@ class TimeRangeWriter(TableWriter):
         except BaseException:
             generations.discard(ctx.spark, staged)
             raise
-        return int(observation.get.get("rows", 0))
+        return rows()
 
     def _by_time_column(self, ctx: BuildContext) -> bool:
         parts = self.partition_columns(ctx.model)
