@@ -102,13 +102,8 @@ class TableWriter:
             tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
 
     def check(self, model: Model) -> None:
-        """Refuse, before anything changes, a layout this version cannot build."""
+        """Refuse, before anything changes, a layout this version cannot build (formats: see ``formats.check``)."""
         where = f"model {model.name}"
-        if model.table_format not in (None, "parquet"):
-            raise ModelDefinitionError(
-                f"{where}: table_format {model.table_format} is not supported by this version yet; "
-                "use table_format parquet (the default)"
-            )
         if model.storage_format and model.storage_format.lower() not in STORAGE_FORMATS:
             raise ModelDefinitionError(
                 f"{where}: storage_format {model.storage_format!r} is not one of {', '.join(STORAGE_FORMATS)}"

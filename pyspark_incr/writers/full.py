@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from pyspark_incr.writers import generations, tables
+from pyspark_incr.writers import formats, generations, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 
@@ -24,6 +24,8 @@ class FullWriter(TableWriter):
         return [expected] if missing else []
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
+        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+            return tables.insert(self.output(ctx, interval), ctx.table, ctx.spark, overwrite=True)  # one Delta commit
         columns = ctx.spark.table(ctx.table_sql).columns
         df, rows = tables.counted(self.output(ctx, interval).select(*[f"`{c.replace('`', '``')}`" for c in columns]))
         generations.replace_all(ctx.spark, ctx.table, df, self.partition_columns(ctx.model),

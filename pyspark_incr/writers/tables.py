@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.model.definition import Model
@@ -48,7 +49,7 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     if model.description:
         clauses += f" COMMENT {docs.literal(model.description)}"
     clauses += docs.properties_clause(docs.table_properties(model))
-    fmt = model.storage_format or "parquet"
+    fmt = "delta" if (model.table_format or "").lower() == "delta" else (model.storage_format or "parquet")
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
 
 
@@ -62,21 +63,34 @@ def counted(df: Any) -> tuple[Any, Any]:
     return observed, lambda: int(observation.get.get("rows", 0))
 
 
-def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False) -> int | None:
+def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
+           replace_where: exp.Expression | None = None) -> int | None:
     """Insert ``df`` by column name into ``table``; the number of rows written (None if Spark does not say).
 
     A SQL INSERT over a temporary view, rather than ``insertInto``, because its
     command plan carries Spark's own ``numOutputRows`` metric: counting would run the query twice.
+    ``replace_where`` (Delta) replaces exactly the rows matching it, in the same transaction.
     """
-    name = table.sql("spark")
-    columns = spark.table(name).columns
+    columns = spark.table(table.sql("spark")).columns
     view = f"__incr_batch_{uuid.uuid4().hex}"
     df.select(*[f"`{c.replace('`', '``')}`" for c in columns]).createOrReplaceTempView(view)
     try:
-        verb = "INSERT OVERWRITE TABLE" if overwrite else "INSERT INTO"
-        return _rows_written(spark.sql(f"{verb} {name} SELECT * FROM `{view}`"))
+        return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
     finally:
         spark.catalog.dropTempView(view)
+
+
+def insert_sql(table: exp.Table, view: str, overwrite: bool = False, replace_where: exp.Expression | None = None) -> str:
+    """The INSERT statement reading every column of ``view``.
+
+    >>> insert_sql(exp.to_table("db.t"), "v", replace_where=sqlglot.parse_one("ds >= '2024-01-01'"))
+    "INSERT INTO db.t REPLACE WHERE ds >= '2024-01-01' SELECT * FROM `v`"
+    """
+    source = exp.select("*").from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
+    statement = exp.Insert(this=table.copy(), expression=source, overwrite=overwrite)
+    if replace_where is not None:
+        statement.set("where", replace_where.copy())
+    return statement.sql("spark")
 
 
 def _rows_written(result: Any) -> int | None:

@@ -28,7 +28,7 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
-from pyspark_incr.writers import generations, tables
+from pyspark_incr.writers import formats, generations, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -55,6 +55,8 @@ class TimeRangeWriter(TableWriter):
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
+        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+            return self._write_delta(ctx, interval, df)
         spark_type = _time_type(ctx, df)
         parts = self.partition_columns(ctx.model)
         columns = ctx.spark.table(ctx.table_sql).columns
@@ -72,6 +74,12 @@ class TimeRangeWriter(TableWriter):
             generations.discard(ctx.spark, staged)
             raise
         return rows()
+
+    def _write_delta(self, ctx: BuildContext, interval: Interval, df: Any) -> int | None:
+        """Delta replaces exactly the interval's rows in one transaction: INSERT ... REPLACE WHERE."""
+        kind = ctx.model.kind
+        where = time_condition(kind.time_column, interval, _time_type(ctx, df), kind.time_column_format)
+        return tables.insert(df, ctx.table, ctx.spark, replace_where=where)
 
     def _by_time_column(self, ctx: BuildContext) -> bool:
         parts = self.partition_columns(ctx.model)
@@ -145,10 +153,25 @@ def _partition_value(value: Any) -> str:
 
 def _where_of(select: exp.Select) -> str:
     """The WHERE condition of an output filter, over the table's own columns."""
-    condition = select.args["where"].this.copy()
+    return _unqualified(select.args["where"].this).sql("spark")
+
+
+def time_condition(time_column: str, interval: Interval, spark_type: str, fmt: str | None) -> exp.Expression:
+    """``time_column`` in ``interval``, over the table's own columns (what a Delta REPLACE WHERE replaces).
+
+    >>> from pyspark_incr.intervals.times import to_ms
+    >>> time_condition("ds", Interval(to_ms("2024-01-01"), to_ms("2024-01-03")), "date", None).sql("spark")
+    "`ds` >= CAST('2024-01-01' AS DATE) AND `ds` < CAST('2024-01-03' AS DATE)"
+    """
+    select = output_filter(exp.select("*").from_("t"), time_column, interval, spark_type, fmt)
+    return _unqualified(select.args["where"].this)
+
+
+def _unqualified(condition: exp.Expression) -> exp.Expression:
+    condition = condition.copy()
     for column in condition.find_all(exp.Column):
         column.set("table", None)
-    return condition.sql("spark")
+    return condition
 
 
 def _time_type(ctx: BuildContext, df: Any) -> str:
