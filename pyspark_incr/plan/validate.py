@@ -15,7 +15,7 @@ from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.run import audits
-from pyspark_incr.writers import can_build, formats, tables, writer_for
+from pyspark_incr.writers import WRITERS, can_build, formats, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
 
@@ -28,9 +28,7 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
     for mp in plan.unbuildable if building else ():
         raise ModelDefinitionError(
             f"model {mp.name}: kind {mp.kind} cannot be built by this version of pyspark-incr yet; "
-            "incr.plan lists it, but apply and run need a supported kind (FULL, VIEW, INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_CURSOR, "
-            "INCREMENTAL_BY_UNIQUE_KEY, INCREMENTAL_UNMANAGED, SCD_TYPE_2, SCD_TYPE_2_BY_TIME, SCD_TYPE_2_BY_COLUMN, SEED, "
-            "EMBEDDED, EXTERNAL)"
+            f"incr.plan lists it, but apply and run need a supported kind ({', '.join([*WRITERS, 'EMBEDDED', 'EXTERNAL'])})"
         )
     for mp in plan.models if building else ():
         reasons = [] if mp.change == "removed" else support.blocking(mp.model, mp.change == "changed")
