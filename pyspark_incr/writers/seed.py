@@ -19,6 +19,9 @@ from pyspark_incr.writers import tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _PARSE = {"delimiter": "delimiter", "quotechar": "quote_char", "escapechar": "escape_char"}
+#: The CSV line each row came from (a row per line; quoted newlines would shift it), dropped once checked.
+LINE = "__incr_line"
+_SAMPLES = 5
 
 
 def read_seed(model: Model) -> pa.Table:
@@ -29,11 +32,14 @@ def read_seed(model: Model) -> pa.Table:
     header = settings.get("header", "true").lower() != "false"
     names = [c for c, _ in model.columns] or None
     read = pacsv.ReadOptions(column_names=None if header else names)
-    convert = pacsv.ConvertOptions(strings_can_be_null=True)
+    # Declared columns are read as text and cast by Spark, so a bad value is reported with its line.
+    convert = pacsv.ConvertOptions(strings_can_be_null=True, column_types={c: pa.string() for c in names or ()})
     try:
-        return pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+        rows = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
     except (OSError, pa.ArrowInvalid) as e:
         raise ModelDefinitionError(f"model {model.name}: seed file {path} cannot be read: {e}") from None
+    first = 2 if header else 1
+    return rows.append_column(LINE, pa.array(range(first, first + rows.num_rows), pa.int64()))
 
 
 @register
@@ -56,11 +62,38 @@ class SeedWriter(TableWriter):
 
 
 def _typed(df: Any, model: Model) -> Any:
+    """The seed's rows with the declared column types; values that do not convert are an error naming their lines."""
     if not model.columns:
-        return df
+        return df.drop(LINE)
     missing = [c for c, _ in model.columns if c not in df.columns]
     if missing:
         raise ModelDefinitionError(
             f"model {model.name}: declared columns {', '.join(missing)} are not in the seed file {seed_path(model)}"
         )
-    return df.selectExpr(*[f"CAST(`{c.replace('`', '``')}` AS {t}) AS `{c.replace('`', '``')}`" for c, t in model.columns])
+    _check_types(df, model)
+    return df.selectExpr(*[f"CAST({_q(c)} AS {t}) AS {_q(c)}" for c, t in model.columns])
+
+
+def _check_types(df: Any, model: Model) -> None:
+    from pyspark.sql import functions as F
+
+    problems = [F.when(F.col(c).isNotNull() & F.expr(f"try_cast({_q(c)} AS {t})").isNull(), F.lit(f"{c}|{t}"))
+                for c, t in model.columns]
+    flagged = df.select(F.col(LINE), *[F.col(c) for c, _ in model.columns], F.concat_ws(",", *problems).alias("bad"))
+    bad = flagged.where(F.col("bad") != "").orderBy(LINE).limit(_SAMPLES).collect()
+    if not bad:
+        return
+    count = flagged.where(F.col("bad") != "").count()
+    samples = []
+    for row in bad:
+        for item in row["bad"].split(","):
+            column, _, type_ = item.partition("|")
+            samples.append(f"line {row[LINE]}: {column} {row[column]!r} does not convert to {type_}")
+    raise ModelDefinitionError(
+        f"model {model.name}: {count} row(s) of seed file {seed_path(model)} do not match the declared column types "
+        f"({'; '.join(samples)}); fix the file or the model's columns"
+    )
+
+
+def _q(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
