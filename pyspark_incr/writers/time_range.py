@@ -96,34 +96,17 @@ class TimeRangeWriter(TableWriter):
         Returns the extended generation and the touched partitions (those left empty get emptied).
         """
         kind, parts = ctx.model.kind, self.partition_columns(ctx.model)
-        table = ctx.spark.table(ctx.table_sql)
-        inside = output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval, spark_type,
-                               kind.time_column_format)
-        old = ctx.spark.sql(exp.select(*[exp.column(c, quoted=True) for c in parts]).from_(inside.subquery("t"))
-                            .distinct().sql("spark")).collect()
+        inside = _where_of(output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval,
+                                         spark_type, kind.time_column_format))
+        old = ctx.spark.sql(f"SELECT DISTINCT {', '.join(map(_quoted, parts))} FROM {ctx.table_sql} WHERE {inside}")
         touched = {tuple(sorted(s.items())) for s in staged.spec_dicts()}
-        touched |= {tuple(sorted((c, _partition_value(r[c])) for c in parts)) for r in old}
+        touched |= {tuple(sorted((c, _partition_value(r[c])) for c in parts)) for r in old.collect()}
         if not touched:
             return staged, []
         specs = [dict(t) for t in touched]
-        schema = table.schema
-        keys = ctx.spark.createDataFrame([tuple(s[c] for c in parts) for s in specs], ", ".join(f"`{c}` STRING" for c in parts))
-        keys = keys.select(*[F.when(F.col(c) == _NULL_PARTITION, None).otherwise(F.col(c)).cast(schema[c].dataType).alias(c)
-                             for c in parts])
-        outside = ctx.spark.sql(f"SELECT * FROM {ctx.table_sql} WHERE NOT ({_where_of(inside)})")
-        cond = None
-        for c in parts:
-            term = outside[c].eqNullSafe(keys[c])
-            cond = term if cond is None else cond & term
-        kept = outside.join(F.broadcast(keys), cond, "left_semi").select(*[_quoted(c) for c in table.columns])
+        outside = ctx.spark.sql(f"SELECT * FROM {ctx.table_sql} WHERE NOT ({inside})")
+        kept = _in_partitions(ctx.spark, outside, specs, parts)
         return generations.extend(ctx.spark, staged, kept, parts, self._format(ctx)), specs
-
-    def output(self, ctx: BuildContext, interval: Interval) -> Any:
-        """The query's rows for ``interval``, wrapped in the output filter."""
-        query = ctx.query(interval)
-        kind = ctx.model.kind
-        spark_type = _time_type(ctx, ctx.dataframe(query))
-        return ctx.dataframe(output_filter(query, kind.time_column, interval, spark_type, kind.time_column_format))
 
     def _partitions_in(self, ctx: BuildContext, interval: Interval, spark_type: str) -> list[str]:
         """Values of the time-column partitions inside ``interval`` (a catalog listing, no data read)."""
@@ -149,6 +132,19 @@ def _partition_value(value: Any) -> str:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S") + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
     return str(value)
+
+
+def _in_partitions(spark: Any, df: Any, specs: list[dict[str, str]], parts: tuple[str, ...]) -> Any:
+    """The rows of ``df`` lying in the partitions ``specs`` (values as the catalog spells them)."""
+    schema = df.schema
+    keys = spark.createDataFrame([tuple(s[c] for c in parts) for s in specs], ", ".join(f"{_quoted(c)} STRING" for c in parts))
+    keys = keys.select(*[F.when(F.col(c) == _NULL_PARTITION, None).otherwise(F.col(c)).cast(schema[c].dataType).alias(c)
+                         for c in parts])
+    cond = None
+    for c in parts:
+        term = df[c].eqNullSafe(keys[c])
+        cond = term if cond is None else cond & term
+    return df.join(F.broadcast(keys), cond, "left_semi").select(*[_quoted(c) for c in df.columns])
 
 
 def _where_of(select: exp.Select) -> str:
