@@ -1,0 +1,166 @@
+"""SCD type 2 (by time and by column): each run merges the source's current rows into the history.
+
+A run reads the whole source (a snapshot), compares it with the table's open
+rows and changes only the keys that changed: their open row closes, their new
+version is added, deleted keys close (see :mod:`scd2_sql` for the semantics).
+Batches follow SQLMesh's scheduler: a run builds one batch covering whatever is
+missing, and the batch's execution time is the run's.
+
+Two strategies, chosen by the table's format (``formats.of_table``: the model's ``table_format``
+for a new table, the catalog's for an existing one):
+
+- Parquet (default): Spark cannot update Parquet files, nor overwrite a table it
+  reads, so the new version of the table -- or, when partitioned, of only the
+  partitions the changes touch -- is staged as a new generation and published in
+  one catalog call (:mod:`generations`). Untouched partitions keep their files; a
+  failure before the publish leaves the previous version whole. A run that
+  changes nothing writes nothing.
+- Delta: one ``MERGE INTO`` that closes and inserts exactly the changed keys.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Any, ClassVar
+
+from pyspark import StorageLevel
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.model.definition import Model
+from pyspark_incr.writers import formats, generations, scd2_sql
+from pyspark_incr.writers.base import BuildContext, TableWriter, register
+
+#: How the catalog spells a NULL (or empty string) partition value.
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+@register
+class Scd2ByTimeWriter(TableWriter):
+    kind: ClassVar[str] = "SCD_TYPE_2_BY_TIME"
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
+        """One batch covering everything missing: every batch would merge the same snapshot.
+
+        >>> from pyspark_incr.intervals import to_ms
+        >>> day = lambda a, b: Interval(to_ms(a), to_ms(b))
+        >>> missing = IntervalSet([day("2024-01-01", "2024-01-03"), day("2024-01-05", "2024-01-06")])
+        >>> [str(b) for b in Scd2ByTimeWriter().plan_batches(None, day("2024-01-01", "2024-01-06"), missing, True)]
+        ['[2024-01-01, 2024-01-06)']
+        """
+        return [Interval(missing.start, missing.end)] if missing else []
+
+    def check(self, model: Model) -> None:
+        super().check(model)
+        if model.kind.time_data_type.upper() not in scd2_sql.TIME_TYPES:
+            raise ModelDefinitionError(
+                f"model {model.name}: time_data_type {model.kind.time_data_type} is not one of "
+                f"{', '.join(scd2_sql.TIME_TYPES)}")
+
+    def spec(self, ctx: BuildContext, interval: Interval) -> tuple[scd2_sql.Scd2Spec, exp.Query]:
+        """The model's SCD spec for its query's columns, and the query rendered for ``interval``."""
+        query = ctx.query(interval)
+        return scd2_sql.Scd2Spec.of(ctx.model, ctx.dataframe(query).columns), query
+
+    def output(self, ctx: BuildContext, interval: Interval) -> Any:
+        """The table's shape: the query's columns (``updated_at`` as the time type), valid_from, valid_to."""
+        spec, query = self.spec(ctx, interval)
+        return ctx.dataframe(scd2_sql.table_shape(spec, query))
+
+    def write(self, ctx: BuildContext, interval: Interval) -> int | None:
+        """Merge the source's current rows into the history; the number of rows closed and added."""
+        spec, query = self.spec(ctx, interval)
+        empty = not ctx.spark.sql(f"SELECT 1 FROM {ctx.table_sql} LIMIT 1").collect()
+        changes = scd2_sql.changes_query(spec, query, ctx.table, ctx.execution_ms, initial_load=empty)
+        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+            return _merge(ctx, spec, changes)
+        return _rewrite(ctx, spec, changes, self.partition_columns(ctx.model))
+
+
+@register
+class Scd2Writer(Scd2ByTimeWriter):
+    """``SCD_TYPE_2`` is SQLMesh's short name for SCD_TYPE_2_BY_TIME."""
+
+    kind: ClassVar[str] = "SCD_TYPE_2"
+
+
+@register
+class Scd2ByColumnWriter(Scd2ByTimeWriter):
+    kind: ClassVar[str] = "SCD_TYPE_2_BY_COLUMN"
+
+
+def _merge(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query) -> int | None:
+    """Delta: one MERGE; Delta reports the rows it updated and inserted."""
+    rows = ctx.spark.sql(scd2_sql.merge_statement(spec, ctx.table, changes).sql("spark")).collect()
+    metrics = rows[0].asDict() if rows else {}
+    return int(metrics["num_affected_rows"]) if "num_affected_rows" in metrics else None
+
+
+def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, parts: tuple[str, ...]) -> int:
+    """Parquet: stage the new version of the touched partitions (or the table) and publish it atomically.
+
+    The new version is the old rows, minus the open rows of the keys that close, plus the changes.
+    """
+    spark = ctx.spark
+    table = spark.table(ctx.table_sql)
+    columns = [_quoted(c) for c in table.columns]
+    # Computed once: counted, scanned for the partitions it touches, then written.
+    changed = ctx.dataframe(changes).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        written = changed.count()
+        if not written:
+            return 0  # nothing changed: the table keeps its files
+        closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
+        old, touched = table, set()
+        if parts:
+            touched = _touched(changed, closing, parts, spec)
+            old = table.filter(_in_partitions(parts, touched))
+        keys = closing.select(*[F.col(_quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
+        replaced = reduce(lambda a, b: a & b, [old[_quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
+                                                for i, k in enumerate(spec.unique_key)])
+        kept = old.join(keys, old[_quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
+        new = kept.unionByName(changed.select(*columns))
+        staged = generations.stage(spark, ctx.table, new, parts, (ctx.model.storage_format or "parquet").lower())
+        try:
+            emptied = [dict(p) for p in touched - set(staged.partitions)]
+            generations.publish(spark, ctx.table, staged, parts, emptied)
+        except BaseException:
+            generations.discard(spark, staged)
+            raise
+        return written
+    finally:
+        changed.unpersist()
+
+
+def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_sql.Scd2Spec) -> set[tuple]:
+    """Partitions the changes write to and those the closed open rows lie in, spelled as the catalog spells them.
+
+    A closed row leaves its partition only when the table is partitioned by valid_to: its open
+    version sat in the NULL partition.
+    """
+    written = changed.select(*[_spelled(c).alias(c) for c in parts])
+    left = closing.select(*[(F.lit(NULL_PARTITION) if c.lower() == spec.valid_to.lower() else _spelled(c)).alias(c)
+                            for c in parts])
+    rows = written.union(left).distinct().collect()
+    return {tuple(sorted((c, row[c]) for c in parts)) for row in rows}
+
+
+def _spelled(column: str) -> Any:
+    """A partition column's value as Spark names its directory (and the catalog its partition)."""
+    text = F.col(_quoted(column)).cast("string")
+    return F.when(text.isNull() | (text == ""), F.lit(NULL_PARTITION)).otherwise(text)
+
+
+def _in_partitions(parts: tuple[str, ...], touched: set[tuple]) -> Any:
+    """A filter on partition columns only (so Spark prunes the other partitions) keeping ``touched``."""
+    if len(parts) == 1:
+        return _spelled(parts[0]).isin([dict(p)[parts[0]] for p in touched])
+    return reduce(lambda a, b: a | b, [
+        reduce(lambda a, b: a & b, [_spelled(c) == F.lit(dict(p)[c]) for c in parts]) for p in touched])
+
+
+def _quoted(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"

@@ -1,0 +1,312 @@
+"""SQL of SCD type 2 (by time and by column), built with sqlglot and free of Spark.
+
+One query, :func:`changes_query`, says what a run changes: for every key whose
+open row must close, the old row with its new ``valid_to`` (action ``close``),
+and for every key with a new version, the new row (action ``insert``). Keys
+that did not change appear in neither. Both table strategies use it: Parquet
+rewrites the table (or its touched partitions) as old rows minus the closed
+open rows plus the changes; Delta runs :func:`merge_statement`.
+
+Semantics, from the SQLMesh documentation (``shared/spec/sqlmesh-model-kinds.txt``):
+
+- the source (the model's query) is a snapshot of the current rows, one per key;
+- by time: a key changed when its ``updated_at`` grew; its open row closes at
+  the new ``updated_at``, which is also the new row's ``valid_from``;
+- by column: a key changed when one of ``columns`` differs (NULL-aware); the
+  open row closes at the execution time, which is the new row's ``valid_from``;
+- a key missing from the source closes at the execution time
+  (``invalidate_hard_deletes``, true by default as the spec's example deletes);
+- a key first seen on the initial load (the table is empty) starts at
+  1970-01-01 (or ``updated_at`` / the execution time with
+  ``updated_at_as_valid_from`` / ``execution_time_as_valid_from``); a key first
+  seen later starts at its ``updated_at`` (by time; the spec's Milkshake) or at
+  the execution time (by column);
+- a key that re-appears after a delete starts at the later of its
+  ``updated_at`` and the ``valid_to`` of its deleted row (by time), or at the
+  execution time (by column).
+
+Keys match NULL-safely (``IS NOT DISTINCT FROM``): a NULL key is one key, not a
+new key on every run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlglot import exp
+
+from pyspark_incr.errors import ModelDefinitionError
+
+#: The column of :func:`changes_query` saying what a row does, and its two values.
+ACTION, CLOSE, INSERT = "__incr_action", "close", "insert"
+#: Types ``valid_from`` / ``valid_to`` may have (``time_data_type``).
+TIME_TYPES = ("TIMESTAMP", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ", "DATE")
+#: Prefix of the helper names the queries use; refused as a column name so they never collide.
+RESERVED = "__incr_"
+
+_SOURCE, _LATEST, _CLOSED, _JOINED = "__incr_source", "__incr_latest", "__incr_closed", "__incr_joined"
+_IN_SOURCE, _IN_TARGET, _LAST_VALID_TO = "__incr_in_source", "__incr_in_target", "__incr_last_valid_to"
+_TARGET, _CHANGES = "__incr_target", "__incr_changes"
+
+
+@dataclass(frozen=True)
+class Scd2Spec:
+    """What the SQL needs to know about one SCD type 2 model, with column names as the query spells them."""
+
+    #: The query's columns, in its order (``valid_from`` / ``valid_to`` excluded).
+    columns: tuple[str, ...]
+    unique_key: tuple[str, ...]
+    valid_from: str = "valid_from"
+    valid_to: str = "valid_to"
+    time_type: str = "TIMESTAMP"
+    #: By time: the column whose growth means a new version. None by column.
+    updated_at: str | None = None
+    #: By column: the columns whose change means a new version. Empty by time.
+    check_columns: tuple[str, ...] = ()
+    invalidate_hard_deletes: bool = True
+    updated_at_as_valid_from: bool = False
+    execution_time_as_valid_from: bool = False
+
+    @property
+    def by_time(self) -> bool:
+        return self.updated_at is not None
+
+    @property
+    def table_columns(self) -> tuple[str, ...]:
+        return (*self.columns, self.valid_from, self.valid_to)
+
+    @classmethod
+    def of(cls, model: Any, columns: list[str] | tuple[str, ...]) -> "Scd2Spec":
+        """The spec of ``model`` (an SCD type 2 kind) whose query produces ``columns``; refuses what cannot work.
+
+        >>> from pyspark_incr.model.definition import parse_model
+        >>> m = parse_model("MODEL (name a.b, kind SCD_TYPE_2 (unique_key ID)); SELECT 1 AS id, 2 AS updated_at")
+        >>> Scd2Spec.of(m, ["id", "updated_at"]).unique_key
+        ('id',)
+        >>> Scd2Spec.of(m, ["id"])
+        Traceback (most recent call last):
+        ...
+        pyspark_incr.errors.ModelDefinitionError: model a.b: updated_at_name 'updated_at' is not a column of the query's output (id); select it or set updated_at_name
+        """
+        kind, where = model.kind, f"model {model.name}"
+        by_name = {c.lower(): c for c in columns}
+
+        def find(name: str, what: str, fix: str) -> str:
+            if name.lower() not in by_name:
+                raise ModelDefinitionError(
+                    f"{where}: {what} {name!r} is not a column of the query's output ({', '.join(columns)}); {fix}")
+            return by_name[name.lower()]
+
+        for column in columns:
+            if column.lower().startswith(RESERVED):
+                raise ModelDefinitionError(f"{where}: column {column!r}: names starting with {RESERVED} are reserved")
+        for managed in (kind.valid_from_name, kind.valid_to_name):
+            if managed.lower() in by_name:
+                raise ModelDefinitionError(
+                    f"{where}: the query's output has a column {managed!r}, which SCD type 2 adds itself; "
+                    "rename the column or set valid_from_name / valid_to_name")
+        if kind.valid_from_name.lower() == kind.valid_to_name.lower():
+            raise ModelDefinitionError(f"{where}: valid_from_name and valid_to_name are both {kind.valid_from_name!r}")
+        time_type = kind.time_data_type.upper()
+        if time_type not in TIME_TYPES:
+            raise ModelDefinitionError(
+                f"{where}: time_data_type {kind.time_data_type} is not one of {', '.join(TIME_TYPES)}")
+        key = tuple(find(k, "unique_key", "fix unique_key") for k in kind.unique_key)
+        common = dict(columns=tuple(columns), unique_key=key, valid_from=kind.valid_from_name,
+                      valid_to=kind.valid_to_name, time_type=time_type,
+                      invalidate_hard_deletes=kind.invalidate_hard_deletes)
+        if hasattr(kind, "updated_at_name"):
+            updated_at = find(kind.updated_at_name, "updated_at_name", "select it or set updated_at_name")
+            return cls(**common, updated_at=updated_at, updated_at_as_valid_from=kind.updated_at_as_valid_from)
+        checked = tuple(columns) if kind.columns == ("*",) else tuple(
+            find(c, "columns entry", "fix columns") for c in kind.columns)
+        return cls(**common, check_columns=checked, execution_time_as_valid_from=kind.execution_time_as_valid_from)
+
+
+def time_literal(ms: int, time_type: str) -> exp.Expression:
+    """An instant (epoch ms, UTC) as a literal of ``time_type``, whatever the session time zone.
+
+    >>> time_literal(1577930400000, "TIMESTAMP").sql("spark")
+    "CAST('2020-01-02 02:00:00+00:00' AS TIMESTAMP)"
+    >>> time_literal(0, "TIMESTAMP_NTZ").sql("spark"), time_literal(1577930400000, "DATE").sql("spark")
+    ("CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)", "CAST('2020-01-02' AS DATE)")
+    """
+    instant = datetime.fromtimestamp(ms / 1000, timezone.utc)
+    if time_type == "DATE":
+        text = instant.strftime("%Y-%m-%d")
+    else:
+        text = instant.strftime("%Y-%m-%d %H:%M:%S") + (f".{instant.microsecond:06d}" if instant.microsecond else "")
+        if time_type != "TIMESTAMP_NTZ":  # a local-time TIMESTAMP reads an offset-less string in the session zone
+            text += "+00:00"
+    return exp.cast(exp.Literal.string(text), exp.DataType.build(time_type, dialect="spark"))
+
+
+def source_query(spec: Scd2Spec, query: exp.Query) -> exp.Select:
+    """The query's rows, one per key, ``updated_at`` cast to the time type, flagged as present in the source.
+
+    A key with several rows keeps one (as SQLMesh's DISTINCT ON): by time the latest
+    ``updated_at``, by column the least by the compared columns, so reruns pick the same row.
+    """
+    order = ([exp.Ordered(this=_cast_updated_at(spec), desc=True, nulls_first=False)] if spec.by_time
+             else [exp.Ordered(this=_col(c), nulls_first=True) for c in spec.check_columns])
+    row = exp.Window(this=exp.RowNumber(), partition_by=[_col(k) for k in spec.unique_key],
+                     order=exp.Order(expressions=order))
+    ranked = exp.select(exp.Star(), exp.alias_(row, "__incr_row", quoted=True)).from_(
+        query.subquery(_name("__incr_query"), copy=True))
+    columns = [exp.alias_(_cast_updated_at(spec), c, quoted=True) if c == spec.updated_at else _col(c)
+               for c in spec.columns]
+    return (exp.select(*columns, exp.alias_(exp.true(), _IN_SOURCE, quoted=True))
+            .from_(ranked.subquery(_name("__incr_ranked"))).where(_col("__incr_row").eq(1)))
+
+
+def table_shape(spec: Scd2Spec, query: exp.Query) -> exp.Select:
+    """Rows shaped like the table (the source's columns, then valid_from and valid_to): its schema to create it."""
+    null = _null(spec)
+    return exp.select(*[_col(c) for c in spec.columns], exp.alias_(null, spec.valid_from, quoted=True),
+                      exp.alias_(null.copy(), spec.valid_to, quoted=True)).from_(
+        source_query(spec, query).subquery(_name(_SOURCE)))
+
+
+def changes_query(spec: Scd2Spec, query: exp.Query, target: exp.Table, execution_ms: int,
+                  initial_load: bool) -> exp.Query:
+    """The rows a run closes (``close``: the old row with its new valid_to) and adds (``insert``).
+
+    ``initial_load``: the table is empty, so every row is new and starts at 1970-01-01 unless an
+    option says otherwise; the target is then not read at all.
+    """
+    source = source_query(spec, query)
+    execution = time_literal(execution_ms, spec.time_type)
+    if initial_load:
+        if spec.by_time and spec.updated_at_as_valid_from:
+            start = _col(spec.updated_at)
+        elif not spec.by_time and spec.execution_time_as_valid_from:
+            start = execution
+        else:
+            start = time_literal(0, spec.time_type)
+        inserts = _action_select(spec, INSERT, [_col(c) for c in spec.columns], start, _null(spec)).from_(_ref(_SOURCE))
+        return inserts.with_(_name(_SOURCE), as_=source)
+    joined = _col_in(_JOINED)
+    # The full join leaves a side's flag NULL where the key is missing on that side.
+    in_source, in_target = joined(_IN_SOURCE).is_(exp.null()).not_(), joined(_IN_TARGET).is_(exp.null()).not_()
+    new_key = joined(_IN_TARGET).is_(exp.null())
+    differs = _changed(spec, joined)
+    deleted = joined(_IN_SOURCE).is_(exp.null()) if spec.invalidate_hard_deletes else None
+    if not spec.by_time:
+        close_at = execution
+    elif deleted is None:
+        close_at = joined(spec.updated_at)
+    else:  # a changed key closes when its new version starts, a deleted one when the run saw it gone
+        close_at = exp.Case().when(in_source, joined(spec.updated_at)).else_(execution)
+    changed = exp.and_(in_source, differs)
+    closing = changed if deleted is None else exp.or_(changed, deleted)
+    closes = (_action_select(spec, CLOSE, [joined(_t(c)) for c in spec.columns], joined(_t(spec.valid_from)),
+                             close_at)
+              .from_(_ref(_JOINED)).where(exp.and_(in_target, closing)))
+    inserts = (_action_select(spec, INSERT, [joined(c) for c in spec.columns],
+                              _insert_valid_from(spec, joined, execution), _null(spec))
+               .from_(_ref(_JOINED)).where(exp.and_(in_source, exp.or_(new_key, differs))))
+    if spec.by_time:  # re-appearing keys start no earlier than their deletion
+        closed = _col_in(_CLOSED)
+        inserts = inserts.join(_ref(_CLOSED), on=_keys_match(spec, joined, closed), join_type="left")
+    result = exp.union(closes, inserts, distinct=False).with_(_name(_SOURCE), as_=source)
+    result = result.with_(_name(_LATEST), as_=exp.select(*[_col(c) for c in spec.table_columns],
+                                                   exp.alias_(exp.true(), _IN_TARGET, quoted=True))
+                          .from_(target.copy()).where(_col(spec.valid_to).is_(exp.null())))
+    if spec.by_time:
+        result = result.with_(_name(_CLOSED), as_=exp.select(
+            *[_col(k) for k in spec.unique_key],
+            exp.alias_(exp.Max(this=_col(spec.valid_to)), _LAST_VALID_TO, quoted=True))
+            .from_(target.copy()).where(_col(spec.valid_to).is_(exp.null()).not_())
+            .group_by(*[_col(k) for k in spec.unique_key]))
+    latest, src = _col_in(_LATEST), _col_in(_SOURCE)
+    both = exp.select(
+        *[exp.alias_(latest(c), _t(c), quoted=True) for c in spec.table_columns], latest(_IN_TARGET),
+        *[src(c) for c in spec.columns], src(_IN_SOURCE),
+    ).from_(_ref(_LATEST)).join(_ref(_SOURCE), on=_keys_match(spec, latest, src), join_type="full outer")
+    return result.with_(_name(_JOINED), as_=both)
+
+
+def merge_statement(spec: Scd2Spec, target: exp.Table, changes: exp.Query) -> exp.Merge:
+    """The Delta MERGE of a run: close the open rows of changed and deleted keys, insert the new versions.
+
+    Only ``close`` rows can match (an open row of their key), so the new versions of the
+    same keys are inserted rather than matched.
+    """
+    t, s = _col_in(_TARGET), _col_in(_CHANGES)
+    on = exp.and_(s(ACTION).eq(exp.Literal.string(CLOSE)), t(spec.valid_to).is_(exp.null()),
+                  _keys_match(spec, t, s))
+    update = exp.When(matched=True, source=False, then=exp.Update(expressions=[
+        t(spec.valid_to).eq(s(spec.valid_to))]))
+    insert = exp.When(matched=False, source=False, condition=s(ACTION).eq(exp.Literal.string(INSERT)),
+                      then=exp.Insert(this=exp.Tuple(expressions=[_col(c) for c in spec.table_columns]),
+                                      expression=exp.Tuple(expressions=[s(c) for c in spec.table_columns])))
+    return exp.Merge(this=exp.alias_(target.copy(), _TARGET, table=True, quoted=True),
+                     using=changes.subquery(_name(_CHANGES), copy=True), on=on,
+                     whens=exp.Whens(expressions=[update, insert]))
+
+
+def _changed(spec: Scd2Spec, joined: Any) -> exp.Expression:
+    """The source's row is a new version of the table's open row (NULL, not true, when there is none)."""
+    if spec.by_time:
+        return joined(spec.updated_at) > joined(_t(spec.updated_at))
+    same = [exp.NullSafeEQ(this=joined(c), expression=joined(_t(c))) for c in spec.check_columns]
+    return exp.not_(exp.and_(*same))
+
+
+def _insert_valid_from(spec: Scd2Spec, joined: Any, execution: exp.Expression) -> exp.Expression:
+    if not spec.by_time:
+        return execution
+    last, updated_at = _col(_LAST_VALID_TO, _CLOSED), joined(spec.updated_at)
+    return exp.Case().when(exp.and_(joined(_IN_TARGET).is_(exp.null()), last > updated_at), last).else_(
+        updated_at.copy())
+
+
+def _action_select(spec: Scd2Spec, action: str, values: list[exp.Expression], valid_from: exp.Expression,
+                   valid_to: exp.Expression) -> exp.Select:
+    """``action`` and the table's columns: ``values`` for the query's columns, then valid_from and valid_to."""
+    named = [_as(v, c) for v, c in zip(values, spec.columns)]
+    return exp.select(exp.alias_(exp.Literal.string(action), ACTION, quoted=True), *named,
+                      _as(valid_from, spec.valid_from), _as(valid_to, spec.valid_to))
+
+
+def _as(value: exp.Expression, name: str) -> exp.Expression:
+    """``value AS name``, or just the column when it already has that name."""
+    if isinstance(value, exp.Column) and value.name == name:
+        return value
+    return exp.alias_(value, name, quoted=True)
+
+
+def _keys_match(spec: Scd2Spec, left: Any, right: Any) -> exp.Expression:
+    return exp.and_(*[exp.NullSafeEQ(this=left(k), expression=right(k)) for k in spec.unique_key])
+
+
+def _cast_updated_at(spec: Scd2Spec) -> exp.Expression:
+    return exp.cast(_col(spec.updated_at), exp.DataType.build(spec.time_type, dialect="spark"))
+
+
+def _null(spec: Scd2Spec) -> exp.Expression:
+    return exp.cast(exp.null(), exp.DataType.build(spec.time_type, dialect="spark"))
+
+
+def _t(column: str) -> str:
+    """A table column's name in the joined rows, beside the source's column of the same name."""
+    return f"__incr_t_{column}"
+
+
+def _ref(name: str) -> exp.Table:
+    """A named subquery (CTE) to select from."""
+    return exp.table_(name, quoted=True)
+
+
+def _name(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def _col(name: str, table: str | None = None) -> exp.Column:
+    return exp.column(name, table=table, quoted=True)
+
+
+def _col_in(table: str) -> Any:
+    return lambda name: _col(name, table)
