@@ -13,7 +13,8 @@ from pyspark_incr.sqltext import call_sql
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop"
 T = "2024-01-11 00:00:00"
-BUILDABLE = "shop.menu_items, shop.orders_enriched, shop.daily_orders, shop.order_log, shop.customer_totals, shop.top_items"
+BUILDABLE = ("shop.menu_items, shop.orders_enriched, shop.daily_orders, shop.order_log, shop.customer_totals, "
+             "shop.top_items, shop.order_feed")
 
 
 def _call(spark, procedure: str, **args):
@@ -75,7 +76,7 @@ def applied(spark, project):
 def test_apply_builds_seed_embedded_duckdb_unmanaged_full_and_view(spark, applied):
     assert {(r.model, r.status) for r in applied} == {
         ("shop.menu_items", "ok"), ("shop.daily_orders", "ok"), ("shop.order_log", "ok"),
-        ("shop.customer_totals", "ok"), ("shop.top_items", "ok"),
+        ("shop.customer_totals", "ok"), ("shop.top_items", "ok"), ("shop.order_feed", "ok"),
     }
     assert [(f.name, f.dataType.simpleString()) for f in spark.table("shop.menu_items").schema] == [
         ("id", "int"), ("name", "string"), ("price", "double")]
@@ -88,6 +89,14 @@ def test_apply_builds_seed_embedded_duckdb_unmanaged_full_and_view(spark, applie
     assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
     assert spark.table("shop.order_log").count() == 120
     assert not spark.catalog.tableExists("shop.orders_enriched"), "EMBEDDED models have no table"
+
+
+def test_the_cursor_model_holds_the_orders_updated_after_its_initial_value(spark, applied):
+    expected = spark.sql("SELECT order_id, amount, updated_at FROM shop_raw.orders WHERE updated_at > TIMESTAMP'2024-01-01'")
+
+    assert_df_equality(spark.table("shop.order_feed"), expected, ignore_row_order=True, ignore_nullable=True,
+                       ignore_metadata=True)
+    assert spark.table("shop.order_feed").count() == 119, "order 0, updated exactly at initial_value, is not above it"
 
 
 def test_descriptions_and_tags_become_catalog_comments_and_properties(spark, applied):

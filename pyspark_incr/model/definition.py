@@ -230,7 +230,8 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
             f"{where}: after the MODEL block there must be exactly one query (SELECT ...), optionally after "
             f"@DEF(...) statements; found {len(queries)} other statement(s)"
         )
-    ast = macros.resolve_variables(statements, variables, where, macros.locator(hidden, block.query_line))
+    ast = macros.resolve_variables(statements, variables, where, macros.locator(hidden, block.query_line),
+                                   kind.macros)
     return ast.sql(dialect="spark", comments=False), tables_read(ast)
 
 

@@ -4,7 +4,8 @@ Two stages. At parse time, ``@DEF(name, value)`` statements and project
 variables (``@name``, ``@VAR('name'[, default])``) are substituted, because they
 never change between runs (and so belong to the data fingerprint). What remains
 are the runtime macros: the time macros (``@start_ds``, ...) and ``@this_model``,
-substituted by :mod:`pyspark_incr.model.render` for each interval.
+substituted by :mod:`pyspark_incr.model.render` for each interval, and the macros
+only some kinds offer (INCREMENTAL_BY_CURSOR's ``@last_value`` and ``@is_backfill``).
 
 >>> import sqlglot
 >>> stmts = sqlglot.parse(hide_macros("@DEF(n, 3); SELECT @n AS n, @VAR('region', 'eu') AS r, @start_ds AS d"), read="duckdb")
@@ -25,8 +26,10 @@ from pyspark_incr.errors import ModelDefinitionError
 PREFIX = "__incr_macro__"
 THIS_MODEL = "this_model"
 _SUFFIXES = ("ds", "ts", "date", "dt", "millis", "epoch", "hour")
-#: Names of the macros substituted at run time.
-RUNTIME = frozenset({f"{p}_{s}" for p in ("start", "end", "execution") for s in _SUFFIXES} | {THIS_MODEL})
+#: Macros only INCREMENTAL_BY_CURSOR offers: its high-water mark and whether this load starts from scratch.
+CURSOR = frozenset({"last_value", "is_backfill"})
+#: Names of the macros substituted at run time (those of :data:`CURSOR` only in the kinds offering them).
+RUNTIME = frozenset({f"{p}_{s}" for p in ("start", "end", "execution") for s in _SUFFIXES} | {THIS_MODEL} | CURSOR)
 
 
 def hide_macros(text: str) -> str:
@@ -46,12 +49,23 @@ def hide_macros(text: str) -> str:
 
 def resolve_variables(
     statements: list[exp.Expression], project_vars: dict[str, Any], where: str,
-    locate: Callable[[exp.Expression], str] | None = None,
+    locate: Callable[[exp.Expression], str] | None = None, kind_macros: frozenset[str] = frozenset(),
 ) -> exp.Expression:
     """The one query of ``statements`` with ``@DEF`` and project variables substituted.
 
     Statements before the query must be ``@DEF(name, value)``; any macro left that is
     not a runtime macro is an error naming it (and, with ``locate``, saying where it stands).
+    A kind's own macros (``@last_value``) are runtime macros only when ``kind_macros`` names them,
+    so a time-range query using one is refused here rather than rendered with a meaningless value.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse(hide_macros("SELECT * FROM t WHERE c > @last_value"), read="spark")
+    >>> resolve_variables(q, {}, "model m", kind_macros=CURSOR).sql("spark")
+    'SELECT * FROM t WHERE c > ${last_value}'
+    >>> resolve_variables(q, {}, "model m")
+    Traceback (most recent call last):
+    ...
+    pyspark_incr.errors.ModelDefinitionError: model m: @last_value is only available in INCREMENTAL_BY_CURSOR models
     """
     *defs, query = statements
     variables = {k.lower(): _literal(v) for k, v in project_vars.items()}
@@ -66,13 +80,16 @@ def resolve_variables(
         at = locate(node) if locate else ""
         if isinstance(node, exp.Anonymous):
             if macro != "var":
-                raise _unknown(macro, variables, where, at)
+                raise _unknown(macro, variables, where, at, kind_macros)
             return _var_call(node, variables, where)
         if macro in variables:
             return variables[macro].copy()
-        if macro in RUNTIME:
+        if macro in RUNTIME - CURSOR or macro in kind_macros:
             return exp.Parameter(this=exp.var(macro)) if not isinstance(node, exp.Table) else node
-        raise _unknown(macro, variables, where, at)
+        if macro in CURSOR:
+            raise ModelDefinitionError(f"{where}: {at + ': ' if at else ''}@{macro} is only available in "
+                                       "INCREMENTAL_BY_CURSOR models")
+        raise _unknown(macro, variables, where, at, kind_macros)
 
     return query.transform(substitute)
 
@@ -149,8 +166,9 @@ def locator(hidden: str, first_line: int) -> Callable[[exp.Expression], str]:
     return at
 
 
-def _unknown(name: str, variables: dict[str, Any], where: str, at: str = "") -> ModelDefinitionError:
-    known = sorted({*RUNTIME, *variables, "DEF", "VAR"})
+def _unknown(name: str, variables: dict[str, Any], where: str, at: str = "",
+             kind_macros: frozenset[str] = frozenset()) -> ModelDefinitionError:
+    known = sorted({*(RUNTIME - CURSOR), *kind_macros, *variables, "DEF", "VAR"})
     return ModelDefinitionError(
         f"{where}: {at + ': ' if at else ''}unknown macro @{name}; known macros and variables: "
         f"{', '.join('@' + k for k in known)}"

@@ -27,6 +27,8 @@ from pyspark_incr.model.macros import THIS_MODEL, macro_table
 #: Alias of the subquery the output filter wraps the model query in.
 QUERY_ALIAS = "__incr_query"
 DEFAULT_TIME_FORMAT = "%Y-%m-%d"
+#: The cursor macros of a first load without ``initial_value``: no high-water mark, everything is read.
+FIRST_LOAD: dict[str, exp.Expression] = {"last_value": exp.null(), "is_backfill": exp.true()}
 
 
 def macro_values(interval: Interval, execution_ms: int) -> dict[str, exp.Expression]:
@@ -56,14 +58,19 @@ def render_query(
     table_map: dict[str, exp.Table] | None = None,
     this_table: exp.Table | None = None,
     embedded: dict[str, str] | None = None,
+    macros: dict[str, exp.Expression] | None = None,
 ) -> exp.Query:
     """The model query with runtime macros substituted and other models mapped to what this environment reads.
 
     ``table_map`` maps model names to their tables; ``embedded`` maps EMBEDDED model
     names to their queries, which are inlined as subqueries rendered for the same interval.
+    ``macros`` adds the values of a kind's own macros (the cursor writer's ``@last_value`` and
+    ``@is_backfill``); without them those render as on a first load without ``initial_value``
+    (:data:`FIRST_LOAD`), which is what plan validation analyzes. Only cursor models reach that
+    default: parsing refuses the cursor macros in every other kind.
     """
     ast = sqlglot.parse_one(query, read="spark")
-    values = macro_values(interval, execution_ms)
+    values = {**macro_values(interval, execution_ms), **FIRST_LOAD, **(macros or {})}
     if this_table is not None:
         values[THIS_MODEL] = exp.Literal.string(this_table.sql("spark"))
 
@@ -146,4 +153,27 @@ def output_filter(
         exp.select("*")
         .from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(QUERY_ALIAS))))
         .where(exp.and_(exp.GTE(this=col, expression=lo), upper))
+    )
+
+
+def cursor_filter(query: exp.Query, cursor_column: str, last_value: exp.Expression | None) -> exp.Select:
+    """``SELECT * FROM (query) WHERE cursor_column > last_value``: only rows above the high-water mark.
+
+    Strictly greater: a row whose cursor equals the mark was appended already and is not appended
+    again (a row arriving later with that same value is missed). Without a mark (a first load without ``initial_value``) every row
+    with a cursor is read; a NULL cursor is never appended, as it could never become a mark.
+
+    >>> q = sqlglot.parse_one("SELECT id, ts FROM raw")
+    >>> cursor_filter(q, "ts", exp.cast(exp.Literal.number(5), "BIGINT")).sql("spark")
+    'SELECT * FROM (SELECT id, ts FROM raw) AS __incr_query WHERE `__incr_query`.`ts` > CAST(5 AS BIGINT)'
+    >>> cursor_filter(q, "ts", None).sql("spark")
+    'SELECT * FROM (SELECT id, ts FROM raw) AS __incr_query WHERE NOT `__incr_query`.`ts` IS NULL'
+    """
+    col = exp.column(cursor_column, table=QUERY_ALIAS, quoted=True)
+    condition = exp.not_(exp.Is(this=col, expression=exp.null())) if last_value is None else exp.GT(
+        this=col, expression=last_value)
+    return (
+        exp.select("*")
+        .from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(QUERY_ALIAS))))
+        .where(condition)
     )

@@ -41,6 +41,8 @@ class KindBase:
     inlined: ClassVar[bool] = False
     #: True when each batch builds on what the previous ones left (merges, history): batches run one at a time.
     ordered_batches: ClassVar[bool] = False
+    #: Runtime macros only this kind's queries may use (INCREMENTAL_BY_CURSOR: ``@last_value``, ``@is_backfill``).
+    macros: ClassVar[frozenset[str]] = frozenset()
     props: ClassVar[tuple[Prop, ...]] = ()
 
     @classmethod
