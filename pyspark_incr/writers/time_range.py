@@ -108,6 +108,13 @@ class TimeRangeWriter(TableWriter):
         kept = _in_partitions(ctx.spark, outside, specs, parts)
         return generations.extend(ctx.spark, staged, kept, parts, self._format(ctx)), specs
 
+    def output(self, ctx: BuildContext, interval: Interval) -> Any:
+        """The query's rows for ``interval``, wrapped in the output filter."""
+        query = ctx.query(interval)
+        kind = ctx.model.kind
+        spark_type = _time_type(ctx, ctx.dataframe(query))
+        return ctx.dataframe(output_filter(query, kind.time_column, interval, spark_type, kind.time_column_format))
+
     def _partitions_in(self, ctx: BuildContext, interval: Interval, spark_type: str) -> list[str]:
         """Values of the time-column partitions inside ``interval`` (a catalog listing, no data read)."""
         fmt = ctx.model.kind.time_column_format or DEFAULT_TIME_FORMAT
