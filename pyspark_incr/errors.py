@@ -38,3 +38,7 @@ class BridgeError(IncrError):
 
 class AuditFailed(IncrError):
     """A blocking audit found rows that break it; the batch's interval is not recorded."""
+
+
+class DuplicateKeyError(ModelQueryError):
+    """A unique-key model's batch produced two rows for one key; nothing of the batch is written."""

@@ -10,11 +10,12 @@ from chispa import assert_df_equality
 
 from conftest import state_rows, tables_in
 from pyspark_incr.sqltext import call_sql
+from pyspark_incr.writers import WRITERS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop"
 T = "2024-01-11 00:00:00"
 BUILDABLE = ("shop.menu_items, shop.orders_enriched, shop.daily_orders, shop.order_log, shop.customer_totals, "
-             "shop.top_items, shop.order_feed")
+             "shop.top_items, shop.order_feed, shop.customers_latest")
 
 
 def _call(spark, procedure: str, **args):
@@ -59,7 +60,9 @@ def test_plan_lists_every_model_of_the_project_in_dependency_order(spark, projec
     assert by_model["shop.orders_enriched"].table == "(inlined into its children)"
 
 
-def test_apply_refuses_kinds_it_cannot_build_and_changes_nothing(spark, project, module_isolated):
+def test_apply_refuses_kinds_it_cannot_build_and_changes_nothing(spark, project, module_isolated, monkeypatch):
+    # Every kind of the example has a writer now: take one away to see the refusal.
+    monkeypatch.delitem(WRITERS, "INCREMENTAL_BY_UNIQUE_KEY")
     before = (state_rows(spark, module_isolated), tables_in(spark, "shop"))
 
     with pytest.raises(Exception, match="model shop.customers_latest: kind INCREMENTAL_BY_UNIQUE_KEY cannot be built"):
@@ -77,6 +80,7 @@ def test_apply_builds_seed_embedded_duckdb_unmanaged_full_and_view(spark, applie
     assert {(r.model, r.status) for r in applied} == {
         ("shop.menu_items", "ok"), ("shop.daily_orders", "ok"), ("shop.order_log", "ok"),
         ("shop.customer_totals", "ok"), ("shop.top_items", "ok"), ("shop.order_feed", "ok"),
+        ("shop.customers_latest", "ok"),
     }
     assert [(f.name, f.dataType.simpleString()) for f in spark.table("shop.menu_items").schema] == [
         ("id", "int"), ("name", "string"), ("price", "double")]
@@ -97,6 +101,15 @@ def test_the_cursor_model_holds_the_orders_updated_after_its_initial_value(spark
     assert_df_equality(spark.table("shop.order_feed"), expected, ignore_row_order=True, ignore_nullable=True,
                        ignore_metadata=True)
     assert spark.table("shop.order_feed").count() == 119, "order 0, updated exactly at initial_value, is not above it"
+
+
+def test_the_unique_key_model_holds_one_row_per_customer_with_their_last_order_day(spark, applied):
+    expected = spark.sql("SELECT customer_id, MAX(order_date) AS last_order FROM shop_raw.orders "
+                         "WHERE order_date < DATE'2024-01-11' GROUP BY customer_id")
+
+    assert [(r.intervals, r.rows) for r in applied if r.model == "shop.customers_latest"] == [(10, 5)]
+    assert_df_equality(spark.table("shop.customers_latest"), expected, ignore_row_order=True, ignore_nullable=True,
+                       ignore_metadata=True)
 
 
 def test_descriptions_and_tags_become_catalog_comments_and_properties(spark, applied):
