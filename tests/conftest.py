@@ -71,3 +71,10 @@ def tables_in(spark, *schemas: str) -> set[str]:
     return {
         f"{s}.{t.name}" for s in schemas if spark.catalog.databaseExists(s) for t in spark.catalog.listTables(s)
     }
+
+
+def call(spark, procedure: str, **args) -> list:
+    """``CALL incr.<procedure>(...)`` through Spark SQL, as a user types it; the result rows."""
+    from pyspark_incr.sqltext import call_sql
+
+    return spark.sql(call_sql(procedure, **args)).collect()

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import state_rows, tables_in
-from pyspark_incr.sqltext import call_sql
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
+from conftest import state_rows, tables_in, call as _call
 
 
 def _model(name: str, audits: str, batch_size: int = 1) -> str:

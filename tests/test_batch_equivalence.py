@@ -7,11 +7,7 @@ import random
 import pytest
 from chispa import assert_df_equality
 
-from pyspark_incr.sqltext import call_sql
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
+from conftest import call as _call
 
 
 def _generated(spark, prefix: str, seed: int) -> str:

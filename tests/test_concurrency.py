@@ -10,15 +10,10 @@ import pytest
 from chispa import assert_df_equality
 
 from pyspark_incr.errors import ArgumentError
-from pyspark_incr.sqltext import call_sql
-from conftest import state_rows
+from conftest import state_rows, call as _call
 
 #: Each source row sleeps this long when read, so every batch is a Spark job lasting a known while.
 SLEEP_MS = 150
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _raw(spark, prefix: str, days: int = 8) -> str:

@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 from chispa import assert_df_equality
 
-from pyspark_incr.sqltext import call_sql
+from conftest import call as _call
 
 DAY2, DAY3, DAY4, DAY5 = (f"2024-01-0{d} 01:00:00" for d in (2, 3, 4, 5))
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _raw(spark, prefix: str) -> str:

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import state_rows, tables_in
+from conftest import state_rows, tables_in, call as _call
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.audit_defs import AuditDef, parse_audits
 from pyspark_incr.model.definition import reparse
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.project.loader import load_project
-from pyspark_incr.sqltext import call_sql
 from pyspark_incr.state.snapshot import from_snapshot, to_snapshot
 
 RULES = """\
@@ -27,10 +26,6 @@ SELECT * FROM @this_model WHERE @column <= @threshold;
 AUDIT (name assert_known, dialect duckdb, blocking false);
 SELECT * FROM @this_model AS t WHERE t.amount::DOUBLE IS NULL
 """
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _write(root: Path, relative: str, text: str) -> Path:

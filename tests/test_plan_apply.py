@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pyspark_incr.sqltext import call_sql
+from conftest import call as _call
 
 T = "2024-01-04 00:00:00"
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _full(name: str, query: str, **extra: str) -> str:

@@ -8,18 +8,13 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from conftest import state_rows, tables_in
-from pyspark_incr.sqltext import call_sql
+from conftest import state_rows, tables_in, call as _call
 from pyspark_incr.writers import WRITERS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop"
 T = "2024-01-11 00:00:00"
 BUILDABLE = ("shop.menu_items, shop.orders_enriched, shop.daily_orders, shop.order_log, shop.customer_totals, "
              "shop.top_items, shop.order_feed, shop.customers_latest")
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 @pytest.fixture(scope="module")

@@ -20,16 +20,12 @@ import scd2_reference
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.sqltext import call_sql
 from pyspark_incr.writers import formats, generations, scd2, scd2_sql
 from pyspark_incr.writers.base import BuildContext
+from conftest import call as _call
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 START = "2019-12-31"
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _fixture(name: str) -> dict:

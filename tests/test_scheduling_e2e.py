@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark_incr.sqltext import call_sql
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
+from conftest import call as _call
 
 
 def _raw(spark, prefix: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import state_rows, tables_in
+from conftest import state_rows, tables_in, call as _call
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.plan.window import restriction as _restriction
@@ -12,10 +12,6 @@ from pyspark_incr.procedures.common import window_arg
 from pyspark_incr.sqltext import call_sql
 
 T = "2024-01-04 00:00:00"
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 @pytest.fixture(scope="module")

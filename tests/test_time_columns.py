@@ -7,12 +7,8 @@ from chispa import assert_df_equality
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.plan.environment import table_for
-from pyspark_incr.sqltext import call_sql
 from pyspark_incr.writers import BuildContext, writer_for
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
+from conftest import call as _call
 
 
 def _raw(spark, prefix: str):

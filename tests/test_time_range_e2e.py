@@ -8,8 +8,8 @@ from chispa import assert_df_equality
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.plan.environment import table_for
-from pyspark_incr.sqltext import call_sql
 from pyspark_incr.writers import BuildContext, writer_for
+from conftest import call as _call
 
 QUERY = (
     "SELECT ds, shop, SUM(amount) AS total, COUNT(*) AS n FROM {raw} "
@@ -38,10 +38,6 @@ def raw_events(spark, isolated):
         FROM range(0, 500) WHERE id % 10 != 3"""
     )
     return f"{schema}.events"
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def test_backfill_equals_full_computation(spark, isolated, raw_events):

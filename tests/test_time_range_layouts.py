@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 from chispa import assert_df_equality
 
-from pyspark_incr.sqltext import call_sql
 from pyspark_incr.writers import generations
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
+from conftest import call as _call
 
 
 def _hourly_raw(spark, prefix: str) -> str:

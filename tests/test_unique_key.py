@@ -19,16 +19,12 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.sqltext import call_sql
-from pyspark_incr.writers import BuildContext, generations, merge_sql, unique_key
+from pyspark_incr.writers import BuildContext, generations, unique_key
+from conftest import call as _call
 
 SQL_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "unique_key_sql").glob("*.sql"))
 SCHEMA = "region STRING, id INT, name STRING, amount INT, ds DATE"
 EQUAL = dict(ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
-
-
-def _call(spark, procedure: str, **args):
-    return spark.sql(call_sql(procedure, **args)).collect()
 
 
 def _model(name: str, query: str, kind: str, **extra: str) -> str:

@@ -28,3 +28,14 @@ def batches(missing: IntervalSet, unit: IntervalUnit, batch_size: int | None = N
             jobs.append(Interval(start, stop))
             start = stop
     return jobs
+
+
+def covering(missing: IntervalSet) -> list[Interval]:
+    """One job from the first missing interval to the last, gaps included (kinds whose batch is the whole run).
+
+    >>> from pyspark_incr.intervals.times import to_ms
+    >>> gaps = IntervalSet([Interval(to_ms("2024-01-01"), to_ms("2024-01-03")), Interval(to_ms("2024-01-05"), to_ms("2024-01-06"))])
+    >>> [str(b) for b in covering(gaps)], covering(IntervalSet())
+    (['[2024-01-01, 2024-01-06)'], [])
+    """
+    return [Interval(missing.start, missing.end)] if missing else []

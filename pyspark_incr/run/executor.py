@@ -58,6 +58,7 @@ class Executor:
         self._runs: list[dict] = []
         self._total = sum(max(1, len(m.batches)) for m in plan.models)
         self._lock = threading.Lock()
+        self._names = [m.name for m in plan.models]
 
     def execute(self) -> list[BatchResult]:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
@@ -69,14 +70,13 @@ class Executor:
 
     def _dependencies(self) -> dict[str, list[str]]:
         """What each model waits for: the models it reads; removals wait for everything else."""
-        names = [m.name for m in self.plan.models]
         kept = [m.name for m in self.plan.models if m.change != REMOVED]
-        return {m.name: kept if m.change == REMOVED else parents(m.model, names) for m in self.plan.models}
+        return {m.name: kept if m.change == REMOVED else parents(m.model, self._names) for m in self.plan.models}
 
     def _step(self, mp: ModelPlan) -> None:
         if mp.change == REMOVED:
             self._remove(mp)
-        elif any(p in self.failed for p in parents(mp.model, [m.name for m in self.plan.models])):
+        elif any(p in self.failed for p in parents(mp.model, self._names)):
             self._fail(mp)
             self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
         else:

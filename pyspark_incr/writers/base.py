@@ -8,6 +8,7 @@ batch interval. The executor never looks at the kind itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Protocol
 
 import sqlglot
@@ -17,7 +18,7 @@ from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
-from pyspark_incr.writers import docs, tables
+from pyspark_incr.writers import docs, formats, tables
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class BuildContext:
     @property
     def table_sql(self) -> str:
         return self.table.sql("spark")
+
+    @cached_property
+    def table_format(self) -> str:
+        """The format writes use (``formats.of_table``): looked up once per model and call, not per batch."""
+        return formats.of_table(self.spark, self.model, self.table, self.rebuild)
 
     def query(self, interval: Interval) -> exp.Query:
         """The model query rendered for ``interval`` in this environment."""

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import FIRST_LOAD, cursor_filter, render_query
@@ -36,7 +37,7 @@ class CursorWriter(TableWriter):
     def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
                      per_partition: bool = False) -> list[Interval]:
         """One batch per run covering everything missing: the cursor picks the rows, so splitting adds nothing."""
-        return [Interval(missing.start, missing.end)] if missing else []
+        return covering(missing)
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The rows of a first load, which a new table takes its schema from; refuses an unusable cursor column.

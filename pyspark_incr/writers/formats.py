@@ -34,6 +34,16 @@ def requested(model: Model) -> str:
     return (model.table_format or PARQUET).lower()
 
 
+def storage(model: Model) -> str:
+    """The file format of a Parquet-family table's data files (``storage_format``, default parquet)."""
+    return (model.storage_format or PARQUET).lower()
+
+
+def create_using(model: Model) -> str:
+    """What ``CREATE TABLE ... USING`` names for a new table of ``model``."""
+    return DELTA if requested(model) == DELTA else storage(model)
+
+
 def delta_available(spark: Any) -> bool:
     """True when Delta Lake's classes are on this Spark driver's classpath."""
     app = str(spark.sparkContext.applicationId)

@@ -24,10 +24,10 @@ class FullWriter(TableWriter):
         return [expected] if missing else []
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
-        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+        if ctx.table_format == formats.DELTA:
             return tables.insert(self.output(ctx, interval), ctx.table, ctx.spark, overwrite=True)  # one Delta commit
         columns = ctx.spark.table(ctx.table_sql).columns
-        df, rows = tables.counted(self.output(ctx, interval).select(*[f"`{c.replace('`', '``')}`" for c in columns]))
+        df, rows = tables.counted(self.output(ctx, interval).select(*[tables.quoted(c) for c in columns]))
         generations.replace_all(ctx.spark, ctx.table, df, self.partition_columns(ctx.model),
-                                (ctx.model.storage_format or "parquet").lower())
+                                formats.storage(ctx.model))
         return rows()

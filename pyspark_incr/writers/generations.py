@@ -81,9 +81,9 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
 
     Partitions not in ``staged`` or ``emptied`` keep what they had.
     """
-    location = _location(spark, table)
-    root = table_root(location)
+    root = staged.path.rsplit("/", 1)[0]  # stage() put it directly under the table's root
     if not partition_columns:
+        location = _location(spark, table)
         spark.sql(f"ALTER TABLE {table.sql('spark')} SET LOCATION {exp.Literal.string(staged.path).sql('spark')}")
         _delete_superseded(spark, root, [location], keep=staged.path)
         return

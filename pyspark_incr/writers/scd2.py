@@ -28,14 +28,12 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from pyspark_incr.writers import formats, generations, scd2_sql
+from pyspark_incr.writers import formats, generations, partitions, scd2_sql
+from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
-
-#: How the catalog spells a NULL (or empty string) partition value.
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
 
 @register
 class Scd2ByTimeWriter(TableWriter):
@@ -51,7 +49,7 @@ class Scd2ByTimeWriter(TableWriter):
         >>> [str(b) for b in Scd2ByTimeWriter().plan_batches(None, day("2024-01-01", "2024-01-06"), missing, True)]
         ['[2024-01-01, 2024-01-06)']
         """
-        return [Interval(missing.start, missing.end)] if missing else []
+        return covering(missing)
 
     def check(self, model: Model) -> None:
         super().check(model)
@@ -75,7 +73,7 @@ class Scd2ByTimeWriter(TableWriter):
         spec, query = self.spec(ctx, interval)
         empty = not ctx.spark.sql(f"SELECT 1 FROM {ctx.table_sql} LIMIT 1").collect()
         changes = scd2_sql.changes_query(spec, query, ctx.table, ctx.execution_ms, initial_load=empty)
-        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+        if ctx.table_format == formats.DELTA:
             return _merge(ctx, spec, changes)
         return _rewrite(ctx, spec, changes, self.partition_columns(ctx.model))
 
@@ -106,7 +104,7 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
     """
     spark = ctx.spark
     table = spark.table(ctx.table_sql)
-    columns = [_quoted(c) for c in table.columns]
+    columns = [quoted(c) for c in table.columns]
     # Computed once: counted, scanned for the partitions it touches, then written.
     changed = ctx.dataframe(changes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -117,13 +115,13 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
         old, touched = table, set()
         if parts:
             touched = _touched(changed, closing, parts, spec)
-            old = table.filter(_in_partitions(parts, touched))
-        keys = closing.select(*[F.col(_quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
-        replaced = reduce(lambda a, b: a & b, [old[_quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
+            old = table.filter(F.expr(partitions.partition_filter([dict(p) for p in touched], parts).sql("spark")))
+        keys = closing.select(*[F.col(quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
+        replaced = reduce(lambda a, b: a & b, [old[quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
                                                 for i, k in enumerate(spec.unique_key)])
-        kept = old.join(keys, old[_quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
+        kept = old.join(keys, old[quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
         new = kept.unionByName(changed.select(*columns))
-        staged = generations.stage(spark, ctx.table, new, parts, (ctx.model.storage_format or "parquet").lower())
+        staged = generations.stage(spark, ctx.table, new, parts, formats.storage(ctx.model))
         try:
             emptied = [dict(p) for p in touched - set(staged.partitions)]
             generations.publish(spark, ctx.table, staged, parts, emptied)
@@ -141,26 +139,8 @@ def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_sql.
     A closed row leaves its partition only when the table is partitioned by valid_to: its open
     version sat in the NULL partition.
     """
-    written = changed.select(*[_spelled(c).alias(c) for c in parts])
-    left = closing.select(*[(F.lit(NULL_PARTITION) if c.lower() == spec.valid_to.lower() else _spelled(c)).alias(c)
-                            for c in parts])
+    written = changed.select(*[partitions.spelled(c) for c in parts])
+    left = closing.select(*[F.lit(partitions.NULL_PARTITION).alias(c) if c.lower() == spec.valid_to.lower()
+                            else partitions.spelled(c) for c in parts])
     rows = written.union(left).distinct().collect()
     return {tuple(sorted((c, row[c]) for c in parts)) for row in rows}
-
-
-def _spelled(column: str) -> Any:
-    """A partition column's value as Spark names its directory (and the catalog its partition)."""
-    text = F.col(_quoted(column)).cast("string")
-    return F.when(text.isNull() | (text == ""), F.lit(NULL_PARTITION)).otherwise(text)
-
-
-def _in_partitions(parts: tuple[str, ...], touched: set[tuple]) -> Any:
-    """A filter on partition columns only (so Spark prunes the other partitions) keeping ``touched``."""
-    if len(parts) == 1:
-        return _spelled(parts[0]).isin([dict(p)[parts[0]] for p in touched])
-    return reduce(lambda a, b: a | b, [
-        reduce(lambda a, b: a & b, [_spelled(c) == F.lit(dict(p)[c]) for c in parts]) for p in touched])
-
-
-def _quoted(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"

@@ -71,13 +71,13 @@ def _typed(df: Any, model: Model) -> Any:
             f"model {model.name}: declared columns {', '.join(missing)} are not in the seed file {seed_path(model)}"
         )
     _check_types(df, model)
-    return df.selectExpr(*[f"CAST({_q(c)} AS {t}) AS {_q(c)}" for c, t in model.columns])
+    return df.selectExpr(*[f"CAST({tables.quoted(c)} AS {t}) AS {tables.quoted(c)}" for c, t in model.columns])
 
 
 def _check_types(df: Any, model: Model) -> None:
     from pyspark.sql import functions as F
 
-    problems = [F.when(F.col(c).isNotNull() & F.expr(f"try_cast({_q(c)} AS {t})").isNull(), F.lit(f"{c}|{t}"))
+    problems = [F.when(F.col(c).isNotNull() & F.expr(f"try_cast({tables.quoted(c)} AS {t})").isNull(), F.lit(f"{c}|{t}"))
                 for c, t in model.columns]
     flagged = df.select(F.col(LINE), *[F.col(c) for c, _ in model.columns], F.concat_ws(",", *problems).alias("bad"))
     bad = flagged.where(F.col("bad") != "").orderBy(LINE).limit(_SAMPLES).collect()
@@ -93,7 +93,3 @@ def _check_types(df: Any, model: Model) -> None:
         f"model {model.name}: {count} row(s) of seed file {seed_path(model)} do not match the declared column types "
         f"({'; '.join(samples)}); fix the file or the model's columns"
     )
-
-
-def _q(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"

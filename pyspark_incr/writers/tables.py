@@ -5,11 +5,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.model.definition import Model
-from pyspark_incr.writers import docs
+from pyspark_incr.writers import docs, formats
+
+
+def quoted(column: str) -> str:
+    """A column name for the DataFrame API and SQL text, backquoted (names may hold dots, spaces, backquotes).
+
+    >>> quoted("a`b")
+    '`a``b`'
+    """
+    return "`" + column.replace("`", "``") + "`"
 
 
 def exists(spark: Any, table: exp.Table) -> bool:
@@ -49,8 +57,7 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     if model.description:
         clauses += f" COMMENT {docs.literal(model.description)}"
     clauses += docs.properties_clause(docs.table_properties(model))
-    fmt = "delta" if (model.table_format or "").lower() == "delta" else (model.storage_format or "parquet")
-    spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {fmt}{clauses}")
+    spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {formats.create_using(model)}{clauses}")
 
 
 def counted(df: Any) -> tuple[Any, Any]:
@@ -73,7 +80,7 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
     """
     columns = spark.table(table.sql("spark")).columns
     view = f"__incr_batch_{uuid.uuid4().hex}"
-    df.select(*[f"`{c.replace('`', '``')}`" for c in columns]).createOrReplaceTempView(view)
+    df.select(*[quoted(c) for c in columns]).createOrReplaceTempView(view)
     try:
         return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
     finally:
@@ -83,7 +90,7 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
 def insert_sql(table: exp.Table, view: str, overwrite: bool = False, replace_where: exp.Expression | None = None) -> str:
     """The INSERT statement reading every column of ``view``.
 
-    >>> insert_sql(exp.to_table("db.t"), "v", replace_where=sqlglot.parse_one("ds >= '2024-01-01'"))
+    >>> insert_sql(exp.to_table("db.t"), "v", replace_where=exp.condition("ds >= '2024-01-01'"))
     "INSERT INTO db.t REPLACE WHERE ds >= '2024-01-01' SELECT * FROM `v`"
     """
     source = exp.select("*").from_(exp.Table(this=exp.to_identifier(view, quoted=True)))

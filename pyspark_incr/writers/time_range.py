@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any, ClassVar
-from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
-from pyspark.sql import functions as F
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
@@ -28,11 +26,9 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
-from pyspark_incr.writers import formats, generations, tables
+from pyspark_incr.writers import formats, generations, partitions, tables
+from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
-
-_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
 
 @register
 class TimeRangeWriter(TableWriter):
@@ -55,13 +51,13 @@ class TimeRangeWriter(TableWriter):
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
-        if formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA:
+        if ctx.table_format == formats.DELTA:
             return self._write_delta(ctx, interval, df)
         spark_type = _time_type(ctx, df)
         parts = self.partition_columns(ctx.model)
         columns = ctx.spark.table(ctx.table_sql).columns
-        new, rows = tables.counted(df.select(*[_quoted(c) for c in columns]))
-        staged = generations.stage(ctx.spark, ctx.table, new, parts, self._format(ctx))
+        new, rows = tables.counted(df.select(*[quoted(c) for c in columns]))
+        staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model))
         try:
             if self._by_time_column(ctx):
                 before = [{parts[0]: v} for v in self._partitions_in(ctx, interval, spark_type)]
@@ -85,9 +81,6 @@ class TimeRangeWriter(TableWriter):
         parts = self.partition_columns(ctx.model)
         return len(parts) == 1 and parts[0].lower() == ctx.model.kind.time_column.lower()
 
-    def _format(self, ctx: BuildContext) -> str:
-        return (ctx.model.storage_format or "parquet").lower()
-
     def _keep_rows_outside(self, ctx: BuildContext, interval: Interval, spark_type: str,
                            staged: generations.Staged) -> tuple[generations.Staged, list[dict[str, str]]]:
         """Add to ``staged`` the rows outside ``interval`` of every partition the batch touches.
@@ -96,17 +89,16 @@ class TimeRangeWriter(TableWriter):
         Returns the extended generation and the touched partitions (those left empty get emptied).
         """
         kind, parts = ctx.model.kind, self.partition_columns(ctx.model)
-        inside = _where_of(output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval,
-                                         spark_type, kind.time_column_format))
-        old = ctx.spark.sql(f"SELECT DISTINCT {', '.join(map(_quoted, parts))} FROM {ctx.table_sql} WHERE {inside}")
+        inside = time_condition(kind.time_column, interval, spark_type, kind.time_column_format).sql("spark")
+        table = ctx.spark.table(ctx.table_sql)
+        old = table.where(inside).select(*[partitions.spelled(c) for c in parts]).distinct().collect()
         touched = {tuple(sorted(s.items())) for s in staged.spec_dicts()}
-        touched |= {tuple(sorted((c, _partition_value(r[c])) for c in parts)) for r in old.collect()}
+        touched |= {tuple(sorted((c, r[c]) for c in parts)) for r in old}
         if not touched:
             return staged, []
         specs = [dict(t) for t in touched]
-        outside = ctx.spark.sql(f"SELECT * FROM {ctx.table_sql} WHERE NOT ({inside})")
-        kept = _in_partitions(ctx.spark, outside, specs, parts)
-        return generations.extend(ctx.spark, staged, kept, parts, self._format(ctx)), specs
+        kept = table.where(f"NOT ({inside})").where(partitions.partition_filter(specs, parts).sql("spark"))
+        return generations.extend(ctx.spark, staged, kept, parts, formats.storage(ctx.model)), specs
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The query's rows for ``interval``, wrapped in the output filter."""
@@ -119,44 +111,10 @@ class TimeRangeWriter(TableWriter):
         """Values of the time-column partitions inside ``interval`` (a catalog listing, no data read)."""
         fmt = ctx.model.kind.time_column_format or DEFAULT_TIME_FORMAT
         tz = ZoneInfo(ctx.spark.conf.get("spark.sql.session.timeZone"))
-        inside = []
-        for row in ctx.spark.sql(f"SHOW PARTITIONS {ctx.table_sql}").collect():
-            _, _, raw = row[0].partition("=")
-            value = unquote(raw)
-            if value != _NULL_PARTITION and interval.start <= _instant(value, spark_type, fmt, tz) < interval.end:
-                inside.append(value)
-        return inside
-
-
-def _quoted(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"
-
-
-def _partition_value(value: Any) -> str:
-    """A partition column's value as the catalog spells it in a partition spec."""
-    if value is None:
-        return _NULL_PARTITION
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S") + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
-    return str(value)
-
-
-def _in_partitions(spark: Any, df: Any, specs: list[dict[str, str]], parts: tuple[str, ...]) -> Any:
-    """The rows of ``df`` lying in the partitions ``specs`` (values as the catalog spells them)."""
-    schema = df.schema
-    keys = spark.createDataFrame([tuple(s[c] for c in parts) for s in specs], ", ".join(f"{_quoted(c)} STRING" for c in parts))
-    keys = keys.select(*[F.when(F.col(c) == _NULL_PARTITION, None).otherwise(F.col(c)).cast(schema[c].dataType).alias(c)
-                         for c in parts])
-    cond = None
-    for c in parts:
-        term = df[c].eqNullSafe(keys[c])
-        cond = term if cond is None else cond & term
-    return df.join(F.broadcast(keys), cond, "left_semi").select(*[_quoted(c) for c in df.columns])
-
-
-def _where_of(select: exp.Select) -> str:
-    """The WHERE condition of an output filter, over the table's own columns."""
-    return _unqualified(select.args["where"].this).sql("spark")
+        column = ctx.model.kind.time_column
+        values = [spec[column] for spec in generations.current_partitions(ctx.spark, ctx.table)]
+        return [v for v in values
+                if v != partitions.NULL_PARTITION and interval.start <= _instant(v, spark_type, fmt, tz) < interval.end]
 
 
 def time_condition(time_column: str, interval: Interval, spark_type: str, fmt: str | None) -> exp.Expression:

@@ -29,7 +29,8 @@ from pyspark_incr.intervals.batching import batches
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
-from pyspark_incr.writers import formats, generations, merge_frames, merge_sql
+from pyspark_incr.writers import formats, generations, merge_frames, merge_sql, partitions
+from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, first_line, register
 
 
@@ -55,7 +56,7 @@ def strategy_for(ctx: BuildContext) -> "ParquetUpsert | DeltaMerge":
     The format is the model's ``table_format`` for a table being (re)created, the
     catalog's for an existing one (``formats.of_table``).
     """
-    delta = formats.of_table(ctx.spark, ctx.model, ctx.table, ctx.rebuild) == formats.DELTA
+    delta = ctx.table_format == formats.DELTA
     return DeltaMerge() if delta else ParquetUpsert()
 
 
@@ -102,12 +103,12 @@ class ParquetUpsert:
     def _publish(self, ctx: BuildContext, source: Any, table: Any, keys: tuple[str, ...], columns: list[str],
                  whens: list[exp.When], merge_filter: exp.Expression | None) -> None:
         parts = partition_columns(ctx.spark, ctx.table)
-        fmt = (ctx.model.storage_format or "parquet").lower()
+        fmt = formats.storage(ctx.model)
         touched = merge_frames.touched_partitions(source, table, keys, parts) if parts else []
         # A when_matched assignment to a partition column can send a row to a partition that was
         # not read; publishing it would drop that partition's other rows. Read it too and restage.
         for _ in range(3):
-            target = table.where(F.expr(merge_frames.partition_filter(touched, parts).sql("spark"))) if parts else table
+            target = table.where(F.expr(partitions.partition_filter(touched, parts).sql("spark"))) if parts else table
             try:
                 rows = merge_frames.merged(source, target, keys, columns, whens, merge_filter)
             except Exception as e:  # noqa: BLE001 - Spark's analysis errors: a clause names a wrong column
@@ -115,11 +116,11 @@ class ParquetUpsert:
                                            f"merge_filter: {first_line(e)}") from e
             staged = generations.stage(ctx.spark, ctx.table, rows, parts, fmt)
             try:
-                read = {merge_frames.spec_key(s) for s in touched}
-                outside = [s for s in staged.spec_dicts() if merge_frames.spec_key(s) not in read]
+                read = {partitions.spec_key(s) for s in touched}
+                outside = [s for s in staged.spec_dicts() if partitions.spec_key(s) not in read]
                 if not outside:
-                    written = {merge_frames.spec_key(s) for s in staged.spec_dicts()}
-                    emptied = [s for s in touched if merge_frames.spec_key(s) not in written]
+                    written = {partitions.spec_key(s) for s in staged.spec_dicts()}
+                    emptied = [s for s in touched if partitions.spec_key(s) not in written]
                     generations.publish(ctx.spark, ctx.table, staged, parts, emptied)
                     return
             except BaseException:
@@ -152,11 +153,11 @@ def unique_rows(ctx: BuildContext, source: Any, keys: tuple[str, ...], interval:
     One pass: rows per key, then their sum and the most frequent non-NULL key (a key
     with a NULL never matches, as in MERGE, so its rows are not duplicates of each other).
     """
-    key_cols = [F.col(merge_frames.quoted(k)) for k in keys]
+    key_cols = [F.col(quoted(k)) for k in keys]
     per_key = source.groupBy(*key_cols).agg(F.count(F.lit(1)).alias("__incr_n"))
     complete = F.lit(True)
     for c in keys:
-        complete = complete & F.col(merge_frames.quoted(c)).isNotNull()
+        complete = complete & F.col(quoted(c)).isNotNull()
     repeats = F.when(complete, F.col("__incr_n")).otherwise(F.lit(0))
     row = per_key.agg(F.sum("__incr_n").alias("rows"), F.max(repeats).alias("most"),
                       F.max_by(F.struct(*key_cols), repeats).alias("key")).first()
@@ -198,7 +199,7 @@ def partition_columns(spark: Any, table: exp.Table) -> tuple[str, ...]:
 
 def _select(ctx: BuildContext, df: Any, columns: list[str]) -> Any:
     try:
-        return df.select(*[merge_frames.quoted(c) for c in columns])
+        return df.select(*[quoted(c) for c in columns])
     except Exception as e:  # noqa: BLE001 - the query no longer produces a column of the table
         raise ModelQueryError(f"model {ctx.model.name}: the query's output does not fit the table "
                               f"({', '.join(columns)}): {first_line(e)}") from e

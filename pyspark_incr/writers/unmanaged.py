@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import tables
@@ -17,7 +18,7 @@ class UnmanagedWriter(TableWriter):
     def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
                      per_partition: bool = False) -> list[Interval]:
         """One append per run covering everything missing: appends are not idempotent, so never split them."""
-        return [Interval(missing.start, missing.end)] if missing else []
+        return covering(missing)
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         df = self.output(ctx, interval)
