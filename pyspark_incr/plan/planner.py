@@ -19,7 +19,7 @@ from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
-from pyspark_incr.writers import can_build, tables, writer_for
+from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
 
 #: Change categories, in the words the plan shows.
 ADDED, CHANGED, METADATA, UNCHANGED, REMOVED = "added", "changed", "metadata", "unchanged", "removed"
@@ -120,6 +120,8 @@ class _Context:
         self.coverage = store.coverage()
         self.hashes: dict[str, str] = {}
         self._listed: dict[str, set[str]] = {}
+        #: Models planned so far whose data this plan changes (rebuilt, given batches, or reading such a model).
+        self._changing: set[str] = set()
 
     def target(self, model: Model) -> exp.Table | None:
         if model.kind.inlined:
@@ -150,9 +152,14 @@ class _Context:
                          rebuild=change in (ADDED, CHANGED), table_exists=exists, batch_concurrency=concurrency)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
-        if not model.kind.has_intervals or table is None or not model.kind.builds_object:
-            return plan
-        return self._intervals(plan)
+        if table is None or not model.kind.builds_object:
+            planned = plan
+        elif model.kind.has_intervals:
+            planned = self._intervals(plan)
+        else:
+            planned = self._refresh(plan)
+        self._note_changes(planned)
+        return planned
 
     def _intervals(self, plan: ModelPlan) -> ModelPlan:
         model, window = plan.model, self.window
@@ -167,6 +174,29 @@ class _Context:
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
         return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason,
                        built=built)
+
+    def _refresh(self, plan: ModelPlan) -> ModelPlan:
+        """A kind without intervals keeps its object until a new version, unless its writer finds it stale
+        (a materialized view whose sources changed, now or earlier in this plan)."""
+        if plan.rebuild or not plan.table_exists:
+            return plan
+        interval = sample_interval(plan, self.window)
+        changed = parents(plan.model, self._changing)
+        if changed:
+            reason = f"reads {', '.join(changed)}, which this plan changes: refresh"
+        else:
+            reading = self.plan([])  # models planned so far keep the version they are read at
+            ctx = BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
+                               reading.table_map, reading.embedded)
+            reason = writer_for(plan.model).stale(ctx, interval)
+        if reason is None:
+            return plan
+        return replace(plan, batches=(interval,), reason=_join(plan.reason, reason))
+
+    def _note_changes(self, plan: ModelPlan) -> None:
+        through = not plan.model.kind.has_intervals and parents(plan.model, self._changing)
+        if plan.rebuild or plan.batches or through:
+            self._changing.add(plan.name)
 
     def _built(self, plan: ModelPlan) -> IntervalSet | None:
         """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""

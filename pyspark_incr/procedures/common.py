@@ -53,7 +53,8 @@ IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interv
 BATCH_OUTPUT = (
     Column("model", "string", "Model name."),
     Column("kind", "string", "Model kind."),
-    Column("action", "string", "build (an interval batch), create view or create seed, drop, forget (external), skip."),
+    Column("action", "string", "build (an interval batch), create view or create seed, refresh (a materialized "
+                               "view whose sources changed), drop, forget (external), skip."),
     Column("start", "timestamp", "Start of the batch interval (UTC, inclusive)."),
     Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
     Column("intervals", "bigint", "Number of intervals in the batch."),

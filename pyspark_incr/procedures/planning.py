@@ -59,7 +59,7 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
         ranges = list(mp.missing) or [None]
         for r in ranges:
             count = mp.model.schedule.unit.count(r.start, r.end) if r else 0
-            jobs = sum(1 for b in mp.batches if r and b.start < r.end and r.start < b.end)
+            jobs = sum(1 for b in mp.batches if b.start < r.end and r.start < b.end) if r else len(mp.batches)
             rows.append((mp.name, mp.kind, mp.change, mp.reason or None, ts(r.start if r else None),
                          ts(r.end if r else None), count, jobs, table))
     return rows

@@ -130,13 +130,13 @@ class Executor:
             rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
             complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
-            if not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
+            if mp.model.kind.has_intervals and not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
                 self._record_intervals(mp, complete, "add")
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self._fail(mp)
-            self._result(mp, "build", batch, "failed", time.monotonic() - started, first_line(e))
+            self._result(mp, *_reported(mp, batch), "failed", time.monotonic() - started, first_line(e))
             return False
-        self._result(mp, "build", batch, "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
+        self._result(mp, *_reported(mp, batch), "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
         return True
 
     def _audit(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> list[str]:
@@ -183,6 +183,11 @@ class Executor:
                 "message": message or action, "started_at": _utc(now - seconds), "finished_at": _utc(now),
             })
         progress.publish(event)
+
+
+def _reported(mp: ModelPlan, batch: Interval) -> tuple[str, Interval | None]:
+    """How a batch is reported: an interval build, or the refresh of an object without intervals."""
+    return ("build", batch) if mp.model.kind.has_intervals else ("refresh", None)
 
 
 def _utc(seconds: float) -> datetime:

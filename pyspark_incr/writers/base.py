@@ -81,6 +81,9 @@ class Writer(Protocol):
     def document(self, ctx: BuildContext, interval: Interval) -> None:
         """Apply a metadata-only change (comments, tags) to the existing object."""
 
+    def stale(self, ctx: BuildContext, interval: Interval) -> str | None:
+        """For kinds without intervals: why the current version's object must be rebuilt now (None: it is not)."""
+
 
 #: Storage formats Spark writes without extra packages.
 STORAGE_FORMATS = ("parquet", "orc")
@@ -124,6 +127,10 @@ class TableWriter:
                 raise ModelDefinitionError(
                     f"{where}: partitioned_by {column!r} is an expression; Parquet tables partition by columns only"
                 )
+
+    def stale(self, ctx: "BuildContext", interval: Interval) -> str | None:
+        """A stored table of the current version is rebuilt only when its intervals say so."""
+        return None
 
     def audited_rows(self, ctx: "BuildContext", interval: Interval) -> exp.Expression:
         """The rows a batch of ``interval`` wrote, for its audits: the whole table unless a writer knows better."""

@@ -16,6 +16,9 @@ from pyspark_incr.model.definition import Model
 
 #: Table properties pyspark-incr owns; others on the table are left alone.
 PREFIX = "incr."
+#: ``incr.*`` properties a writer keeps on its table (not documentation: never unset by ``update_table``).
+SOURCES_VERSION = "incr.sources_version"
+WRITER_PROPERTIES = frozenset({SOURCES_VERSION})
 
 
 def literal(text: str) -> str:
@@ -58,7 +61,7 @@ def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: 
             spark.sql(f"ALTER TABLE {name} ALTER COLUMN {ident} COMMENT {literal(text)}")
     wanted = {k: v for k, v in table_properties(model).items() if k.startswith(PREFIX)}
     current = {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect() if r.key.startswith(PREFIX)}
-    stale = current - set(wanted)
+    stale = current - set(wanted) - WRITER_PROPERTIES
     if stale:
         keys = ", ".join(literal(k) for k in sorted(stale))
         spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES IF EXISTS ({keys})")

@@ -6,7 +6,7 @@ call (see ``generations``), so readers never see an empty or half-written table.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
@@ -24,10 +24,14 @@ class FullWriter(TableWriter):
         return [expected] if missing else []
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
+        return self.replace(ctx, self.output(ctx, interval))
+
+    def replace(self, ctx: BuildContext, df: Any) -> int | None:
+        """Make ``df`` the table's whole content, atomically for readers; rows written."""
         if ctx.table_format == formats.DELTA:
-            return tables.insert(self.output(ctx, interval), ctx.table, ctx.spark, overwrite=True)  # one Delta commit
+            return tables.insert(df, ctx.table, ctx.spark, overwrite=True)  # one Delta commit
         columns = ctx.spark.table(ctx.table_sql).columns
-        df, rows = tables.counted(self.output(ctx, interval).select(*[tables.quoted(c) for c in columns]))
+        df, rows = tables.counted(df.select(*[tables.quoted(c) for c in columns]))
         generations.replace_all(ctx.spark, ctx.table, df, self.partition_columns(ctx.model),
                                 formats.storage(ctx.model))
         return rows()
