@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from datetime import datetime
+
 import pytest
 from chispa import assert_df_equality
 
@@ -206,3 +209,60 @@ def test_a_cursor_column_the_output_lacks_or_cannot_order_fails_before_any_table
     assert [(r.action, r.status) for r in rows] == [("create", "failed")]
     assert error in rows[0].message
     assert not spark.catalog.tableExists(name)
+
+
+RAW_SCHEMA = "id BIGINT, ts TIMESTAMP, seq BIGINT, amount INT"
+
+
+def _waves(seed: int) -> list[list[tuple]]:
+    """Rows arriving in 3 to 5 waves (some empty); every cursor value (``ts`` and ``seq``) of a wave is above
+    every earlier wave's, while rows of one wave may share a value."""
+    rng = random.Random(seed)
+    waves, next_id = [], 0
+    for wave in range(rng.randint(3, 5)):
+        rows = []
+        for _ in range(0 if wave and rng.random() < 0.25 else rng.randint(1, 8)):
+            hour = rng.randrange(24)
+            rows.append((next_id, datetime(2024, 1, 1 + wave, hour), wave * 100 + hour, rng.choice([None, *range(-5, 20)])))
+            next_id += 1
+        waves.append(rows)
+    return waves
+
+
+def _equivalence_model(name: str, raw: str, cursor: str, initial: str | None, filters_itself: bool) -> str:
+    kind = f"cursor_column {cursor}" + (f", initial_value {initial}" if initial else "")
+    own_filter = f" AND {cursor} > @last_value" if filters_itself else ""
+    return (f"MODEL (name {name}, kind INCREMENTAL_BY_CURSOR ({kind}), cron '@daily', start '2024-01-01'); "
+            f"SELECT id, ts, seq, amount * 2 AS doubled FROM {raw} WHERE (amount IS NULL OR amount > 3){own_filter}")
+
+
+@pytest.mark.parametrize(("seed", "cursor", "initial", "filters_itself"), [
+    (3, "ts", "'2024-01-01 06:00:00'", True),
+    (5, "seq", None, False),
+    (8, "seq", "7", True),
+])
+def test_waved_rows_equal_one_first_load(spark, isolated, seed, cursor, initial, filters_itself):
+    """Runs appending rows as they arrive in waves build what one first load after the last wave builds.
+
+    (A short name: the isolated prefix keeps 40 characters, and each seed needs its own state.)
+    """
+    raw, waved, once = f"{isolated}_raw.events_{seed}", f"{isolated}.waved_{seed}", f"{isolated}.once_{seed}"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
+    spark.sql(f"CREATE TABLE {raw} ({RAW_SCHEMA}) USING parquet")
+    waves = _waves(seed)
+    results = []
+    for day, rows in enumerate(waves, start=2):
+        if rows:
+            spark.createDataFrame(rows, RAW_SCHEMA).write.insertInto(raw)
+        if day == 2:
+            _call(spark, "create_model", definition=_equivalence_model(waved, raw, cursor, initial, filters_itself))
+        results += _call(spark, "apply" if day == 2 else "run", execution_time=f"2024-01-{day:02d} 01:00:00")
+
+    _call(spark, "create_model", definition=_equivalence_model(once, raw, cursor, initial, filters_itself))
+    first_load = _call(spark, "apply", execution_time=f"2024-01-{len(waves) + 1:02d} 01:00:00")
+
+    assert [(r.model, r.status) for r in results] == [(waved, "ok")] * len(waves), "every wave's run was due"
+    assert [(r.model, r.status) for r in first_load] == [(once, "ok")]
+    assert spark.table(once).count() > 0, "the dataset must give the property something to compare"
+    assert_df_equality(spark.table(waved), spark.table(once), ignore_row_order=True, ignore_nullable=True,
+                       ignore_metadata=True)

@@ -2,6 +2,12 @@
 
 The CSV is read on the driver with pyarrow, so the file only has to exist where
 the procedures run, not on executors.
+
+A reload replaces the table's content the way FULL does (a new generation
+published in one catalog call, or one Delta ``INSERT OVERWRITE``), so readers
+see the old rows until the new ones are complete and a failed reload leaves the
+old rows in place. Only a table whose layout no longer fits the seed (columns,
+types, partitioning, format) is dropped and recreated first.
 """
 
 from __future__ import annotations
@@ -10,12 +16,13 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.project.loader import seed_path
-from pyspark_incr.writers import tables
+from pyspark_incr.writers import formats, generations, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 _PARSE = {"delimiter": "delimiter", "quotechar": "quote_char", "escapechar": "escape_char"}
@@ -51,14 +58,50 @@ class SeedWriter(TableWriter):
         return []
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
+        """Make the CSV's rows the table's whole content; the file is read and type-checked before anything changes.
+
+        A table that already has the seed's layout is kept and its content replaced
+        atomically; one that does not (or no table) is created first.
+        """
         df = _typed(ctx.spark.createDataFrame(read_seed(ctx.model)), ctx.model)
+        partition_columns = self.partition_columns(ctx.model)
         tables.ensure_schema(ctx.spark, ctx.table)
-        tables.drop(ctx.spark, ctx.table)
-        tables.create_like(ctx.spark, ctx.table, df, ctx.model, ctx.model.partitioned_by)
-        tables.insert(df, ctx.table, ctx.spark, overwrite=True)
+        kept = fits(ctx.spark, ctx.table, df, ctx.model, partition_columns)
+        if not kept:
+            tables.drop(ctx.spark, ctx.table)
+            tables.create_like(ctx.spark, ctx.table, df, ctx.model, partition_columns)
+        _replace(ctx, df, partition_columns)
+        if kept:  # a new table got the model's comments and properties when it was created
+            self.document(ctx, interval)
 
     def write(self, ctx: BuildContext, interval: Interval) -> None:
         """Seeds have no intervals: prepare loads them."""
+
+
+def fits(spark: Any, table: exp.Table, df: Any, model: Model, partition_columns: tuple[str, ...]) -> bool:
+    """True when ``table`` exists as a table with ``df``'s columns and types, the model's partitioning and format.
+
+    Column order is not compared: rows are written by column name, and Spark moves
+    partition columns last anyway.
+    """
+    if not tables.exists(spark, table) or tables.is_view(spark, table):
+        return False
+    if formats.existing(spark, table) != formats.create_using(model):
+        return False
+    existing = {f.name: f.dataType for f in spark.table(table.sql("spark")).schema.fields}
+    wanted = {f.name: f.dataType for f in df.schema.fields}
+    partitioned = sorted(c.name for c in spark.catalog.listColumns(f"{table.db}.{table.name}") if c.isPartition)
+    return existing == wanted and partitioned == sorted(partition_columns)
+
+
+def _replace(ctx: BuildContext, df: Any, partition_columns: tuple[str, ...]) -> None:
+    """Make ``df`` the table's whole content, atomically for readers (as ``full.FullWriter`` does)."""
+    if ctx.table_format == formats.DELTA:
+        tables.insert(df, ctx.table, ctx.spark, overwrite=True)  # one Delta commit
+        return
+    columns = ctx.spark.table(ctx.table_sql).columns
+    generations.replace_all(ctx.spark, ctx.table, df.select(*[tables.quoted(c) for c in columns]),
+                            partition_columns, formats.storage(ctx.model))
 
 
 def _typed(df: Any, model: Model) -> Any:
