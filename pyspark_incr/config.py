@@ -6,13 +6,15 @@ from typing import Any
 
 #: Schema holding the state tables.
 STATE_SCHEMA = "spark.incr.stateSchema"
+#: Schema holding every model version's physical table (environments are views over them).
+PHYSICAL_SCHEMA = "spark.incr.physicalSchema"
 #: Environment used when a procedure is called without ``env``.
 DEFAULT_ENV = "spark.incr.defaultEnv"
 
 #: How many independent models an apply or run builds at once.
 CONCURRENCY = "spark.incr.concurrency"
 
-_DEFAULTS = {STATE_SCHEMA: "incr_state", DEFAULT_ENV: "prod", CONCURRENCY: "4"}
+_DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4"}
 
 
 def setting(spark: Any, key: str) -> str:

@@ -42,3 +42,7 @@ class AuditFailed(IncrError):
 
 class DuplicateKeyError(ModelQueryError):
     """A unique-key model's batch produced two rows for one key; nothing of the batch is written."""
+
+
+class PromotionError(IncrError):
+    """An environment's view of a model cannot be created where something else already stands."""

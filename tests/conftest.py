@@ -6,6 +6,7 @@ session already has the plugin attached, so ``spark.sql("CALL incr.…")`` works
 
 from __future__ import annotations
 
+import hashlib
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,16 +31,21 @@ def spark(incr_home: Path):
 @contextmanager
 def _isolation(spark, name: str):
     """Point the session at a fresh state schema named after ``name``; restore the conf after."""
-    prefix = "t_" + re.sub(r"[^a-z0-9]+", "_", name.lower())[:40].strip("_")
-    old = spark.conf.get("spark.incr.stateSchema", None)
-    spark.conf.set("spark.incr.stateSchema", f"{prefix}_state")
+    # readable, and unique: parametrized cases share a long common start
+    digest = hashlib.sha1(name.encode()).hexdigest()[:6]
+    prefix = "t_" + re.sub(r"[^a-z0-9]+", "_", name.lower())[:34].strip("_") + "_" + digest
+    keys = {"spark.incr.stateSchema": f"{prefix}_state", "spark.incr.physicalSchema": f"{prefix}_physical"}
+    old = {key: spark.conf.get(key, None) for key in keys}
+    for key, value in keys.items():
+        spark.conf.set(key, value)
     try:
         yield prefix
     finally:
-        if old is None:
-            spark.conf.unset("spark.incr.stateSchema")
-        else:
-            spark.conf.set("spark.incr.stateSchema", old)
+        for key, value in old.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 @pytest.fixture()
@@ -71,6 +77,13 @@ def tables_in(spark, *schemas: str) -> set[str]:
     return {
         f"{s}.{t.name}" for s in schemas if spark.catalog.databaseExists(s) for t in spark.catalog.listTables(s)
     }
+
+
+def physical(spark, model: str, env: str = "prod") -> str:
+    """The physical table (quoted) holding the version of ``model`` that ``env`` shows."""
+    from pyspark_incr.state.store import StateStore
+
+    return StateStore(spark).environment(env)[model].table_name
 
 
 def call(spark, procedure: str, **args) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import call as _call
+from conftest import call as _call, physical
 
 T = "2024-01-04 00:00:00"
 
@@ -124,12 +124,13 @@ def test_run_rebuilds_a_table_dropped_behind_its_back(spark, isolated):
         "WHERE DATE_ADD(DATE'2024-01-01', CAST(id AS INT)) BETWEEN @start_ds AND @end_ds"
     ))
     _call(spark, "apply", execution_time=T)
-    spark.sql(f"DROP TABLE {name}")
+    table = physical(spark, name)
+    spark.sql(f"DROP TABLE {table}")
 
     planned = _call(spark, "plan", execution_time=T)
     rebuilt = _call(spark, "run", execution_time=T)
 
-    assert [(r.reason, r.intervals) for r in planned] == [(f"table `{isolated}`.`days` is missing: rebuild", 3)]
+    assert [(r.reason, r.intervals) for r in planned] == [(f"table {table} is missing: rebuild", 3)]
     assert [(r.intervals, r.status) for r in rebuilt] == [(3, "ok")]
     assert spark.table(name).count() == 3
 

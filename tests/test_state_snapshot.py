@@ -208,5 +208,5 @@ def test_coverage_folds_each_tables_adds_and_removes_in_order(spark, isolated):
 
     coverage = StateStore(spark).coverage()
 
-    assert coverage == {("a", "f"): IntervalSet([Interval(0, 5), Interval(12, 13), Interval(15, 20)]),
-                        ("b", "f"): IntervalSet([Interval(7, 9)])}
+    assert coverage == {"a": IntervalSet([Interval(0, 5), Interval(12, 13), Interval(15, 20)]),
+                        "b": IntervalSet([Interval(7, 9)])}

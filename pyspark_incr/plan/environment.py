@@ -1,4 +1,11 @@
-"""Where each environment keeps a model: ``prod`` uses the model's own name, ``X`` uses ``schema__X``."""
+"""Where models live: each version in a physical table, each environment as views over them.
+
+An environment shows model ``db.events`` as a view: ``db.events`` in ``prod``,
+``db__X.events`` in environment ``X``. The view selects from the physical
+table of the version the environment holds, ``<physical schema>.db__events__<version>``,
+which any environment holding that version shares: promoting a version is a
+view swap, never a recomputation.
+"""
 
 from __future__ import annotations
 
@@ -40,3 +47,13 @@ def table_for(model_name: str, env: str) -> exp.Table:
     if env != PROD:
         schema = f"{schema}__{env}"
     return exp.table_(name, db=schema, quoted=True)
+
+
+def physical_table(model_name: str, version: str, schema: str) -> exp.Table:
+    """The physical table (or view) of one version of ``model_name`` in the physical ``schema``.
+
+    >>> physical_table("sales.daily", "0123456789abcdef", "incr_physical").sql("spark")
+    '`incr_physical`.`sales__daily__0123456789`'
+    """
+    db, name = model_name.split(".")
+    return exp.table_(f"{db}__{name}__{version[:10]}", db=schema, quoted=True)

@@ -6,6 +6,7 @@ A plan is an immutable record; ``incr.plan`` shows it, ``incr.apply`` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
@@ -13,8 +14,9 @@ from sqlglot import exp
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
-from pyspark_incr.plan import support
-from pyspark_incr.plan.environment import table_for
+from pyspark_incr.plan import support, versions
+from pyspark_incr.config import PHYSICAL_SCHEMA, setting
+from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
@@ -36,7 +38,7 @@ class ModelPlan:
     fingerprint: str
     metadata_hash: str
     source: str
-    #: Where the environment reads the model: its table, the external table, or None when inlined (EMBEDDED).
+    #: The version's physical table (or view), the external table, or None when inlined (EMBEDDED).
     table: exp.Table | None
     start_ms: int | None = None
     expected: Interval | None = None
@@ -50,6 +52,16 @@ class ModelPlan:
     table_exists: bool = False
     #: How many of the batches may run at once.
     batch_concurrency: int = 1
+    #: Where the environment shows the model (a view over ``table``); None for EXTERNAL and EMBEDDED.
+    view: exp.Table | None = None
+    #: Whether that view exists in the catalog now.
+    view_exists: bool = False
+    #: The table the environment held the model in before this plan (None when it did not hold it).
+    previous_table: str | None = None
+    #: SQLMesh's change category of a changed model (breaking, non-breaking, indirect ...); empty otherwise.
+    category: str = ""
+    #: False when the environment does not hold the model yet (a new environment starts as a copy of prod).
+    held: bool = True
 
     @property
     def kind(self) -> str:
@@ -62,6 +74,22 @@ class ModelPlan:
     @property
     def table_name(self) -> str | None:
         return self.table.sql("spark") if self.table is not None else None
+
+    @property
+    def view_name(self) -> str | None:
+        return self.view.sql("spark") if self.view is not None else None
+
+    @property
+    def promotes(self) -> bool:
+        """True when the environment's view must be (re)pointed at this version once it is built."""
+        if self.view is None or self.view_name == self.table_name:  # a table of the layout before versions
+            return False
+        return self.change != UNCHANGED or not self.held or not self.view_exists
+
+    @property
+    def records_entry(self) -> bool:
+        """True when the environment's state must say it holds this version after the plan."""
+        return self.change != UNCHANGED or not self.held
 
 
 @dataclass(frozen=True)
@@ -80,25 +108,35 @@ class Plan:
         return [m for m in self.models if m.change != REMOVED and m.rebuild and not can_build(m.model)]
 
 
-def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None) -> Plan:
-    """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply)."""
-    current = store.environment(env)
+def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
+                 physical_schema: str | None = None, categorize: Mapping[str, str] | None = None) -> Plan:
+    """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply).
+
+    An environment other than prod starts as a copy of prod: changes are categorized
+    against prod's versions where the environment holds none of its own. New versions get
+    tables in ``physical_schema`` (default: the session's ``spark.incr.physicalSchema``);
+    ``categorize`` overrides the category of directly changed models.
+    """
+    held = store.environment(env)
+    current = held if env == PROD else {**store.environment(PROD), **held}
     applied = {n: e.parsed() for n, e in current.items()}
     known = {**applied, **desired.models}
     chosen = select_models(known, pattern)
-    context = _Context(store, env, window, known)
+    context = _Context(store, env, window, known, current, physical_schema, dict(categorize or {}))
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
         if model.name in chosen:
-            plans.append(context.model_plan(model, entry, desired.source[model.name]))
+            plans.append(context.model_plan(model, entry, desired.source[model.name], held=model.name in held))
         elif entry is not None:  # not planned, but its children's fingerprints need the version it has
             known[model.name] = applied[model.name]
             context.hashes[model.name] = entry.fingerprint
-    for name, entry in sorted(current.items()):
+    for name, entry in sorted(held.items()):
         if name not in desired.models and name in chosen and entry.source in desired.sources:
             plans.append(ModelPlan(name, known[name], REMOVED, f"no longer defined in {entry.source}",
-                                   entry.fingerprint, entry.metadata_hash, entry.source, context.target(known[name])))
+                                   entry.fingerprint, entry.metadata_hash, entry.source,
+                                   context.physical(known[name], entry.fingerprint, entry), view=context.view(known[name]),
+                                   previous_table=entry.table_name))
     return context.plan(plans)
 
 
@@ -107,7 +145,7 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -
     current = store.environment(env)
     known = {n: e.parsed() for n, e in current.items()}
     chosen = select_models(known, pattern)
-    context = _Context(store, env, window, known)
+    context = _Context(store, env, window, known, current)
     return context.plan([context.model_plan(m, current[m.name], current[m.name].source, applied=True)
                          for m in topological(known.values()) if m.name in chosen])
 
@@ -115,41 +153,82 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -
 class _Context:
     """What planning one environment needs: state, the known models and their data hashes so far."""
 
-    def __init__(self, store: StateStore, env: str, window: Window, known: dict[str, Model]) -> None:
-        self.spark, self.env, self.window, self.known = store.spark, env, window, known
+    def __init__(self, store: StateStore, env: str, window: Window, known: dict[str, Model],
+                 current: dict[str, EnvEntry], physical_schema: str | None = None,
+                 overrides: dict[str, str] | None = None) -> None:
+        self.spark, self.env, self.window, self.known, self.current = store.spark, env, window, known, current
+        self.overrides = overrides or {}
+        #: Change categories of the changed models planned so far (their children's categories follow from them).
+        self.categories: dict[str, str] = {}
+        self.physical_schema = physical_schema or setting(store.spark, PHYSICAL_SCHEMA)
         self.coverage = store.coverage()
         self.hashes: dict[str, str] = {}
         self._listed: dict[str, set[str]] = {}
+        #: Physical tables of the models planned so far.
+        self._tables: dict[str, exp.Table | None] = {}
         #: Models planned so far whose data this plan changes (rebuilt, given batches, or reading such a model).
         self._changing: set[str] = set()
 
-    def target(self, model: Model) -> exp.Table | None:
+    def view(self, model: Model) -> exp.Table | None:
+        """Where this environment shows ``model``; None when it has no object of ours (EXTERNAL, EMBEDDED)."""
+        return table_for(model.name, self.env) if model.kind.builds_object else None
+
+    def physical(self, model: Model, fingerprint: str, entry: EnvEntry | None) -> exp.Table | None:
+        """The object holding this version: the table the environment already uses for it, else a new one."""
         if model.kind.inlined:
             return None
         if not model.kind.builds_object:
             return exp.to_table(model.name)
-        return table_for(model.name, self.env)
+        if entry is not None and entry.fingerprint == fingerprint and entry.table_name:
+            return exp.to_table(entry.table_name, dialect="spark")
+        return physical_table(model.name, fingerprint, self.physical_schema)
+
+    def _read_from(self, name: str, model: Model) -> exp.Table | None:
+        """The table children read ``name`` from: planned, else held by the environment, else its view."""
+        if name in self._tables:
+            return self._tables[name]
+        entry = self.current.get(name)
+        if entry is not None:
+            return self.physical(model, entry.fingerprint, entry)
+        return None if model.kind.inlined else self.view(model) or exp.to_table(model.name)
 
     def plan(self, plans: list[ModelPlan]) -> Plan:
-        table_map = {name: t for name, m in self.known.items() if (t := self.target(m)) is not None}
+        table_map = {name: t for name, m in self.known.items() if (t := self._read_from(name, m)) is not None}
         embedded = {name: m.query for name, m in self.known.items() if m.kind.inlined and m.query}
         return Plan(self.env, self.window, tuple(plans), table_map, embedded)
 
-    def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False) -> ModelPlan:
-        """The plan of one model; ``applied`` keeps the version the environment holds (run, unselected models)."""
+    def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False,
+                   held: bool = True) -> ModelPlan:
+        """The plan of one model; ``applied`` keeps the version the environment holds (run, unselected models);
+        ``held`` is False when the environment does not hold the model yet (``entry`` is prod's)."""
+        category = ""
         if applied:
             fingerprint, (change, reason) = entry.fingerprint, (UNCHANGED, "")
         else:
             fingerprint = data_hash(model, {p: self.hashes[p] for p in parents(model, self.hashes)})
             change, reason = _categorize(model, fingerprint, entry)
         self.hashes[model.name] = fingerprint
+        table = self.physical(model, fingerprint, entry)
+        if change == CHANGED:
+            decision = versions.decide(entry.parsed(), model, self.categories, self.overrides)
+            category, reason = decision.category, decision.reason
+            self.categories[model.name] = category
+            if decision.keeps_table and entry.table_name:
+                table = exp.to_table(entry.table_name, dialect="spark")
         concurrency, note = support.batch_concurrency(model)
         reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), note) if r])
-        table = self.target(model)
-        start = _effective_start(model, entry, self.window)
-        exists = table is not None and model.kind.builds_object and table.name.lower() in self._tables_in(table.db)
-        plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table, start,
-                         rebuild=change in (ADDED, CHANGED), table_exists=exists, batch_concurrency=concurrency)
+        view = self.view(model)
+        self._tables[model.name] = table
+        exists = model.kind.builds_object and self._listed_in(table)
+        if exists and change in (ADDED, CHANGED) and (entry is None or table.sql("spark") != entry.table_name):
+            reason = _join(reason, f"version already built in {table.sql('spark')}: reused")
+        elif not exists and model.kind.builds_object and change in (UNCHANGED, METADATA):
+            reason = _join(reason, f"table {table.sql('spark')} is missing: rebuild")
+        plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table,
+                         _effective_start(model, entry, self.window), rebuild=model.kind.builds_object and not exists,
+                         table_exists=exists, batch_concurrency=concurrency, view=view,
+                         view_exists=view is not None and self._listed_in(view),
+                         previous_table=entry.table_name if entry and held else None, category=category, held=held)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
         if table is None or not model.kind.builds_object:
@@ -165,21 +244,19 @@ class _Context:
         model, window = plan.model, self.window
         expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
                                            ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
-        rebuild, reason = plan.rebuild, plan.reason
-        built = IntervalSet() if rebuild else self._built(plan)
-        if built is None:
-            built, rebuild, reason = IntervalSet(), True, f"table {plan.table_name} is missing: rebuild"
+        built = IntervalSet() if plan.rebuild else self.coverage.get(plan.table_name, IntervalSet())
         allowed = IntervalSet([restriction(model, window)])
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
-        return replace(plan, expected=expected, missing=missing, batches=batches, rebuild=rebuild, reason=reason,
-                       built=built)
+        return replace(plan, expected=expected, missing=missing, batches=batches, built=built)
 
     def _refresh(self, plan: ModelPlan) -> ModelPlan:
         """A kind without intervals keeps its object until a new version, unless its writer finds it stale
         (a materialized view whose sources changed, now or earlier in this plan)."""
-        if plan.rebuild or not plan.table_exists:
+        if plan.rebuild:
             return plan
+        if not self.coverage.get(plan.table_name):  # created, but its build never finished
+            return replace(plan, rebuild=True, reason=_join(plan.reason, "its last build did not finish: rebuild"))
         interval = sample_interval(plan, self.window)
         changed = parents(plan.model, self._changing)
         if changed:
@@ -198,10 +275,8 @@ class _Context:
         if plan.rebuild or plan.batches or through:
             self._changing.add(plan.name)
 
-    def _built(self, plan: ModelPlan) -> IntervalSet | None:
-        """What is built, or None when state has intervals but the table is gone (dropped behind our back)."""
-        built = self.coverage.get((plan.table_name, plan.fingerprint), IntervalSet())
-        return None if built and not plan.table_exists else built
+    def _listed_in(self, table: exp.Table) -> bool:
+        return table.name.lower() in self._tables_in(table.db)
 
     def _tables_in(self, schema: str) -> set[str]:
         """Table names of ``schema``, listed once per plan (one catalog call, not one per model)."""

@@ -14,7 +14,7 @@ from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
-from pyspark_incr.run import audits
+from pyspark_incr.run import audits, promote
 from pyspark_incr.writers import WRITERS, can_build, formats, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
@@ -38,6 +38,8 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
         if mp.change not in ("removed", "unchanged"):
             for call in mp.model.audits:
                 audits.parse_args(call, f"model {mp.name} ({mp.model.located})", mp.model.custom_audits)
+    for mp in plan.models if building else ():
+        promote.check_the_way(spark, mp)
     externals = {m.name for m in plan.models if not m.builds_object and m.table is not None}
     for mp in plan.models:
         if mp.change == "removed" or not mp.builds_object or not mp.rebuild:

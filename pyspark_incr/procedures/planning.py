@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyspark_incr.plan.categorize import parse_overrides
 from pyspark_incr.plan.planner import Plan, plan_changes
 from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
@@ -13,16 +14,23 @@ from pyspark_incr.procedures.common import (
     concurrency_arg, env_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
-from pyspark_incr.procedures.spec import Column
+from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.executor import Executor
 from pyspark_incr.state.store import StateStore
 
-PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION)
+CATEGORIZE = Param(
+    "categorize", "string",
+    "Change categories to use instead of the automatic ones, for directly changed models: "
+    "'shop.daily:breaking, shop.totals:non-breaking'.",
+)
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE)
 
 PLAN_OUTPUT = (
     Column("model", "string", "Model name."),
     Column("kind", "string", "Model kind."),
     Column("change", "string", "added, changed, metadata, unchanged or removed."),
+    Column("category", "string", "For a changed model: breaking, non-breaking, indirect breaking or indirect "
+                                 "non-breaking (children of non-breaking changes keep their tables)."),
     Column("reason", "string", "Why the model is in that category."),
     Column("start", "timestamp", "Start of a missing range to backfill (UTC, inclusive); NULL when none."),
     Column("end", "timestamp", "End of that range (UTC, exclusive)."),
@@ -33,13 +41,16 @@ PLAN_OUTPUT = (
 
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
-          end: str | None, execution_time: str | None, per_partition: bool, concurrency: int | None = None,
-          building: bool = True) -> tuple[StateStore, Plan, int]:
+          end: str | None, execution_time: str | None, per_partition: bool, categorize: str | None,
+          concurrency: int | None = None, building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
     limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
-    plan = plan_changes(store, desired_models(store, loaded), env_arg(spark, env),
-                        window_arg(start, end, execution_time, per_partition=per_partition), select)
+    desired = desired_models(store, loaded)
+    plan = plan_changes(store, desired, env_arg(spark, env),
+                        window_arg(start, end, execution_time, per_partition=per_partition), select,
+                        loaded.config.settings.get("physical_schema") if loaded else None,
+                        parse_overrides(categorize, desired.models))
     validate(spark, plan, building)
     return store, plan, limit
 
@@ -55,12 +66,12 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     _, the_plan, _ = _plan(spark, **args, building=False)
     rows = []
     for mp in the_plan.models:
-        table = mp.table_name or "(inlined into its children)"
+        table = mp.view_name or mp.table_name or "(inlined into its children)"
         ranges = list(mp.missing) or [None]
         for r in ranges:
             count = mp.model.schedule.unit.count(r.start, r.end) if r else 0
             jobs = sum(1 for b in mp.batches if b.start < r.end and r.start < b.end) if r else len(mp.batches)
-            rows.append((mp.name, mp.kind, mp.change, mp.reason or None, ts(r.start if r else None),
+            rows.append((mp.name, mp.kind, mp.change, mp.category or None, mp.reason or None, ts(r.start if r else None),
                          ts(r.end if r else None), count, jobs, table))
     return rows
 

@@ -68,7 +68,7 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
     for mp in plan.models:
         if wanted and mp.name != wanted:
             continue
-        table = mp.table_name
+        table = mp.view_name or mp.table_name
         if mp.expected is None:  # no intervals to track: say what the model is instead
             rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table))
             continue

@@ -37,11 +37,6 @@ def load(path: str | Path) -> Project:
             "(the directory holding models/*.sql)"
         )
     config = load_config(root)
-    if config.settings.get("physical_schema"):
-        raise ModelDefinitionError(
-            f"{root / 'config.yaml'}: incr.physical_schema takes effect with virtual environments, which this "
-            "version does not have yet (each environment keeps its own tables); remove the setting"
-        )
     models: dict[str, Model] = {}
     files = [f for f in sorted(models_dir.rglob("*.sql"))
              if not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]

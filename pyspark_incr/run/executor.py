@@ -19,10 +19,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.plan.planner import METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval
+from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed
-from pyspark_incr.run import audits, lanes, progress
+from pyspark_incr.run import audits, lanes, progress, promote
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
@@ -64,6 +64,7 @@ class Executor:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
         by_name = {m.name: m for m in self.plan.models}
         lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
+        self._promote([m for m in self.plan.models if m.change != REMOVED and self._promotable(m)])
         self.store.append(t.RUNS, self._runs)
         order = {name: i for i, name in enumerate(by_name)}
         return sorted(self.results, key=lambda r: (order[r.model], r.interval is not None, r.interval and r.interval.start))
@@ -84,36 +85,33 @@ class Executor:
                 self._build(mp)
 
     def _remove(self, mp: ModelPlan) -> None:
+        """The environment stops showing the model; its physical table stays for other environments (janitor)."""
         started = time.monotonic()
-        if mp.builds_object:  # an EXTERNAL model's table is not ours to drop
-            tables.drop(self.spark, mp.table)
+        if mp.view is not None:  # an EXTERNAL model's table is not ours to drop
+            tables.drop(self.spark, mp.view)
         self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "remove")])
         self._result(mp, "drop" if mp.builds_object else "forget", None, "ok", time.monotonic() - started)
 
     def _build(self, mp: ModelPlan) -> None:
         if not mp.builds_object:
-            if mp.change != UNCHANGED:
-                self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
             return
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
                            self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild)
         writer = writer_for(mp.model)
         started = time.monotonic()
-        prepared = mp.rebuild or not mp.table_exists
         try:
-            if prepared:
+            if mp.rebuild:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
-                if mp.rebuild:
-                    self._record_intervals(mp, _ALL_TIME, "remove")
+                self._record_intervals(mp, _ALL_TIME, "remove")  # whatever state said of an earlier table so named
+                if not mp.model.kind.has_intervals:  # its object is complete: a rerun need not rebuild it
+                    self._record_intervals(mp, _ALL_TIME, "add")
             elif mp.change == METADATA:
                 writer.document(ctx, sample_interval(mp, self.plan.window))
-            if mp.change != UNCHANGED:
-                self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "apply")])
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self._fail(mp)
             self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
             return
-        if prepared and not mp.model.kind.has_intervals:
+        if mp.rebuild and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
         lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), mp.batch_concurrency)
 
@@ -150,6 +148,38 @@ class Executor:
             if outcome.status == "warning":
                 warnings.append(f"warning: audit {outcome.audit} found {outcome.bad_rows} bad rows")
         return warnings
+
+    def _promotable(self, mp: ModelPlan) -> bool:
+        """Built without failure; or new to the environment, failed in a batch but with its table created.
+
+        A failed new version never replaces the version an environment holds. A model the
+        environment did not hold has nothing to protect: it is shown with what was built, and
+        its missing intervals stay missing for the next run, as for any failed batch.
+        """
+        if mp.name not in self.failed:
+            return True
+        return mp.change == ADDED and mp.builds_object and tables.exists(self.spark, mp.table)
+
+    def _promote(self, built: list[ModelPlan]) -> None:
+        """Point the environment at the versions just built, all together once every build is done.
+
+        A changed model whose build failed keeps the version the environment had (its new table
+        keeps what was built, for the next apply to continue).
+        """
+        rows = []
+        for mp in built:
+            if mp.promotes:
+                started = time.monotonic()
+                try:
+                    promote.point_view(self.spark, mp)
+                except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
+                    self._result(mp, "promote", None, "failed", time.monotonic() - started, first_line(e))
+                    continue
+                if mp.change in (ADDED, CHANGED) and not any(r.model == mp.name for r in self.results):
+                    self._result(mp, "promote", None, "ok", time.monotonic() - started)
+            if mp.records_entry:
+                rows.append(self._env_row(mp, "apply"))
+        self.store.append(t.ENVIRONMENTS, rows)
 
     def _fail(self, mp: ModelPlan) -> None:
         with self._lock:

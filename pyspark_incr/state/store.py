@@ -144,24 +144,31 @@ class StateStore:
 
     def environment(self, env: str) -> dict[str, EnvEntry]:
         """The model versions ``env`` holds now."""
-        current: dict[str, EnvEntry | None] = {}
+        return self.environments().get(env, {})
+
+    def environments(self) -> dict[str, dict[str, EnvEntry]]:
+        """Every environment holding at least one model, with the model versions it holds now."""
+        current: dict[str, dict[str, EnvEntry | None]] = {}
         for row in _in_seq(self.read(t.ENVIRONMENTS)):
-            if row["env"] != env:
-                continue
-            current[row["model"]] = _entry(row) if row["op"] == "apply" else None
-        return {k: v for k, v in current.items() if v is not None}
+            current.setdefault(row["env"], {})[row["model"]] = _entry(row) if row["op"] == "apply" else None
+        held = {env: {k: v for k, v in models.items() if v is not None} for env, models in current.items()}
+        return {env: models for env, models in sorted(held.items()) if models}
 
     # -- intervals ----------------------------------------------------------
 
-    def coverage(self) -> dict[tuple[str, str], IntervalSet]:
-        """Built intervals per (physical table, fingerprint): each key's rows folded in ``seq`` order."""
+    def coverage(self) -> dict[str, IntervalSet]:
+        """Built intervals per physical table: each table's rows folded in ``seq`` order.
+
+        A physical table holds one model version, so its intervals are its own whichever
+        environment built them.
+        """
         table = self.read(t.INTERVALS)
         if not table.num_rows:
             return {}
-        cols = table.sort_by("seq").select(["table_name", "fingerprint", "start_ms", "end_ms", "op"])
-        changes: dict[tuple[str, str], list[tuple[str, Interval]]] = {}
-        for name, fingerprint, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
-            changes.setdefault((name, fingerprint), []).append((op, Interval(start, end)))
+        cols = table.sort_by("seq").select(["table_name", "start_ms", "end_ms", "op"])
+        changes: dict[str, list[tuple[str, Interval]]] = {}
+        for name, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
+            changes.setdefault(name, []).append((op, Interval(start, end)))
         return {key: _fold(rows) for key, rows in changes.items()}
 
 

@@ -28,10 +28,17 @@ class FullWriter(TableWriter):
 
     def replace(self, ctx: BuildContext, df: Any) -> int | None:
         """Make ``df`` the table's whole content, atomically for readers; rows written."""
-        if ctx.table_format == formats.DELTA:
-            return tables.insert(df, ctx.table, ctx.spark, overwrite=True)  # one Delta commit
-        columns = ctx.spark.table(ctx.table_sql).columns
-        df, rows = tables.counted(df.select(*[tables.quoted(c) for c in columns]))
-        generations.replace_all(ctx.spark, ctx.table, df, self.partition_columns(ctx.model),
-                                formats.storage(ctx.model))
-        return rows()
+        return replace_content(ctx, df, self.partition_columns(ctx.model))
+
+
+def replace_content(ctx: BuildContext, df: Any, partition_columns: tuple[str, ...]) -> int | None:
+    """Make ``df`` the whole content of ``ctx.table`` in one step readers see at once; rows written.
+
+    Parquet: a new generation published by one catalog call. Delta: one INSERT OVERWRITE commit.
+    """
+    if ctx.table_format == formats.DELTA:
+        return tables.insert(df, ctx.table, ctx.spark, overwrite=True)
+    columns = ctx.spark.table(ctx.table_sql).columns
+    df, rows = tables.counted(df.select(*[tables.quoted(c) for c in columns]))
+    generations.replace_all(ctx.spark, ctx.table, df, partition_columns, formats.storage(ctx.model))
+    return rows()

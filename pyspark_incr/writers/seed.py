@@ -22,8 +22,9 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.project.loader import seed_path
-from pyspark_incr.writers import formats, generations, tables
+from pyspark_incr.writers import formats, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
+from pyspark_incr.writers.full import replace_content
 
 _PARSE = {"delimiter": "delimiter", "quotechar": "quote_char", "escapechar": "escape_char"}
 #: The CSV line each row came from (a row per line; quoted newlines would shift it), dropped once checked.
@@ -70,7 +71,7 @@ class SeedWriter(TableWriter):
         if not kept:
             tables.drop(ctx.spark, ctx.table)
             tables.create_like(ctx.spark, ctx.table, df, ctx.model, partition_columns)
-        _replace(ctx, df, partition_columns)
+        replace_content(ctx, df, partition_columns)
         if kept:  # a new table got the model's comments and properties when it was created
             self.document(ctx, interval)
 
@@ -92,16 +93,6 @@ def fits(spark: Any, table: exp.Table, df: Any, model: Model, partition_columns:
     wanted = {f.name: f.dataType for f in df.schema.fields}
     partitioned = sorted(c.name for c in spark.catalog.listColumns(f"{table.db}.{table.name}") if c.isPartition)
     return existing == wanted and partitioned == sorted(partition_columns)
-
-
-def _replace(ctx: BuildContext, df: Any, partition_columns: tuple[str, ...]) -> None:
-    """Make ``df`` the table's whole content, atomically for readers (as ``full.FullWriter`` does)."""
-    if ctx.table_format == formats.DELTA:
-        tables.insert(df, ctx.table, ctx.spark, overwrite=True)  # one Delta commit
-        return
-    columns = ctx.spark.table(ctx.table_sql).columns
-    generations.replace_all(ctx.spark, ctx.table, df.select(*[tables.quoted(c) for c in columns]),
-                            partition_columns, formats.storage(ctx.model))
 
 
 def _typed(df: Any, model: Model) -> Any:

@@ -27,6 +27,10 @@ class ViewKind(KindBase):
 
     materialized: bool = False
 
+    @property
+    def stores_rows(self) -> bool:  # type: ignore[override]
+        return self.materialized
+
 
 @dataclass(frozen=True)
 class EmbeddedKind(KindBase):

@@ -1,0 +1,66 @@
+"""Promotion: an environment's view of a model is pointed at the physical table of its version.
+
+The view lists the table's columns with the model's column descriptions, and
+carries its description and ``incr.*`` properties, so the environment object a
+user reads is documented like the model. Swapping it is one catalog call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from pyspark_incr.errors import PromotionError
+from pyspark_incr.writers import docs, tables
+
+
+def point_view(spark: Any, mp: Any) -> None:
+    """``CREATE OR REPLACE VIEW <env view> AS SELECT <columns> FROM <physical table>`` for one model plan."""
+    tables.ensure_schema(spark, mp.view)
+    _clear_the_way(spark, mp)
+    spark.sql(view_sql(mp.view, mp.table, spark.table(mp.table_name).columns, mp.model))
+
+
+def view_sql(view: exp.Table, table: exp.Table, columns: list[str], model: Any) -> str:
+    """The view statement, columns documented.
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> m = parse_model("MODEL (name s.t, kind FULL, description 'Daily', column_descriptions (a = 'The a')); SELECT 1 AS a, 2 AS b")
+    >>> print(view_sql(exp.to_table("s.t"), exp.to_table("p.s__t__01"), ["a", "b"], m))
+    CREATE OR REPLACE VIEW s.t (`a` COMMENT 'The a', `b`) COMMENT 'Daily' AS SELECT `a`, `b` FROM p.s__t__01
+    """
+    comments = dict(model.column_descriptions)
+    listed = ", ".join(
+        tables.quoted(c) + (f" COMMENT {docs.literal(comments[c])}" if c in comments else "") for c in columns
+    )
+    clauses = f" COMMENT {docs.literal(model.description)}" if model.description else ""
+    clauses += docs.properties_clause(docs.table_properties(model))
+    select = ", ".join(tables.quoted(c) for c in columns)
+    return (f"CREATE OR REPLACE VIEW {view.sql('spark')} ({listed}){clauses} "
+            f"AS SELECT {select} FROM {table.sql('spark')}")
+
+
+def check_the_way(spark: Any, mp: Any) -> None:
+    """Raise when a table pyspark-incr did not create stands where the model's view goes (checked before a plan runs)."""
+    if mp.promotes and mp.view_exists and mp.previous_table != mp.view_name and _blocked_by_a_table(spark, mp):
+        raise _in_the_way(mp)
+
+
+def _clear_the_way(spark: Any, mp: Any) -> None:
+    """Drop the model's own table of the layout before versions (a table named like the view); refuse any other."""
+    if _blocked_by_a_table(spark, mp):
+        if mp.previous_table != mp.view_name:
+            raise _in_the_way(mp)
+        tables.drop(spark, mp.view)
+
+
+def _blocked_by_a_table(spark: Any, mp: Any) -> bool:
+    return tables.exists(spark, mp.view) and not tables.is_view(spark, mp.view)
+
+
+def _in_the_way(mp: Any) -> PromotionError:
+    return PromotionError(
+        f"model {mp.name}: {mp.view_name} is a table pyspark-incr did not create, and the environment "
+        f"shows the model as a view there: rename the table (ALTER TABLE {mp.view_name} RENAME TO ...) or drop it"
+    )
