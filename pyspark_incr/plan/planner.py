@@ -14,7 +14,8 @@ from sqlglot import exp
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
-from pyspark_incr.plan import support, versions
+from pyspark_incr.plan import forward, support, versions
+from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.sources import Desired, select_models
@@ -62,6 +63,12 @@ class ModelPlan:
     category: str = ""
     #: False when the environment does not hold the model yet (a new environment starts as a copy of prod).
     held: bool = True
+    #: A forward-only change keeping its table: how the columns change, the query's output conformed to the
+    #: table, what the model's policies refuse (apply stops) and what they warn about.
+    schema_change: SchemaChange | None = None
+    conform: tuple[tuple[str, str | None], ...] = ()
+    refusals: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -109,20 +116,22 @@ class Plan:
 
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
-                 physical_schema: str | None = None, categorize: Mapping[str, str] | None = None) -> Plan:
+                 physical_schema: str | None = None, categorize: Mapping[str, str] | None = None,
+                 forward_only: bool = False) -> Plan:
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply).
 
     An environment other than prod starts as a copy of prod: changes are categorized
     against prod's versions where the environment holds none of its own. New versions get
     tables in ``physical_schema`` (default: the session's ``spark.incr.physicalSchema``);
-    ``categorize`` overrides the category of directly changed models.
+    ``categorize`` overrides the category of directly changed models; ``forward_only`` makes every
+    change to an incremental model forward-only.
     """
     held = store.environment(env)
     current = held if env == PROD else {**store.environment(PROD), **held}
     applied = {n: e.parsed() for n, e in current.items()}
     known = {**applied, **desired.models}
     chosen = select_models(known, pattern)
-    context = _Context(store, env, window, known, current, physical_schema, dict(categorize or {}))
+    context = _Context(store, env, window, known, current, physical_schema, dict(categorize or {}), forward_only)
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
@@ -155,9 +164,9 @@ class _Context:
 
     def __init__(self, store: StateStore, env: str, window: Window, known: dict[str, Model],
                  current: dict[str, EnvEntry], physical_schema: str | None = None,
-                 overrides: dict[str, str] | None = None) -> None:
+                 overrides: dict[str, str] | None = None, forward_only: bool = False) -> None:
         self.spark, self.env, self.window, self.known, self.current = store.spark, env, window, known, current
-        self.overrides = overrides or {}
+        self.overrides, self.forward_only = overrides or {}, forward_only
         #: Change categories of the changed models planned so far (their children's categories follow from them).
         self.categories: dict[str, str] = {}
         self.physical_schema = physical_schema or setting(store.spark, PHYSICAL_SCHEMA)
@@ -212,11 +221,15 @@ class _Context:
         if change == CHANGED:
             decision = versions.decide(entry.parsed(), model, self.categories, self.overrides)
             category, reason = decision.category, decision.reason
-            self.categories[model.name] = category
-            if decision.keeps_table and entry.table_name:
+            if decision.category in (versions.BREAKING, versions.NON_BREAKING) and entry.table_name \
+                    and forward.applies(model, self.forward_only):
+                category = forward.FORWARD_ONLY
+                table, reason = forward.table_for(model, fingerprint, entry.table_name, self.env, self.physical_schema)
+            elif decision.keeps_table and entry.table_name:
                 table = exp.to_table(entry.table_name, dialect="spark")
+            self.categories[model.name] = category
         concurrency, note = support.batch_concurrency(model)
-        reason = "; ".join([r for r in (reason, *support.blocking(model, change == CHANGED), note) if r])
+        reason = _join(reason, note)
         view = self.view(model)
         self._tables[model.name] = table
         exists = model.kind.builds_object and self._listed_in(table)
@@ -231,6 +244,8 @@ class _Context:
                          previous_table=entry.table_name if entry and held else None, category=category, held=held)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
+        if category == forward.FORWARD_ONLY and exists:
+            plan = self._schema_change(plan)
         if table is None or not model.kind.builds_object:
             planned = plan
         elif model.kind.has_intervals:
@@ -249,6 +264,20 @@ class _Context:
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
         return replace(plan, expected=expected, missing=missing, batches=batches, built=built)
+
+    def _schema_change(self, plan: ModelPlan) -> ModelPlan:
+        """A forward-only change keeping a table: how its columns change, and what the policies say."""
+        reading = self.plan([])
+        ctx = BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
+                           reading.table_map, reading.embedded)
+        change, conform, refused, warned = forward.examine(ctx, writer_for(plan.model), sample_interval(plan, self.window))
+        reason = plan.reason
+        if refused:
+            reason = _join(reason, "refused by on_additive_change/on_destructive_change: " + "; ".join(refused))
+        elif change.describe():
+            reason = _join(reason, ("warning: " if warned else "") + "; ".join(change.describe()))
+        return replace(plan, reason=reason, schema_change=change, conform=conform, refusals=tuple(refused),
+                       warnings=tuple(warned))
 
     def _refresh(self, plan: ModelPlan) -> ModelPlan:
         """A kind without intervals keeps its object until a new version, unless its writer finds it stale

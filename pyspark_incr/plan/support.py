@@ -1,8 +1,4 @@
-"""Properties this version parses but does not yet act on, and how far a model's batches may overlap.
-
-Those that would change which rows a run computes are refused before anything
-is built; those that only change scheduling or speed are named in the plan.
-"""
+"""How far a model's batches may overlap, and why fewer than it asks for."""
 
 from __future__ import annotations
 
@@ -12,16 +8,6 @@ from pyspark_incr.model.definition import Model
 from pyspark_incr.model.macros import PREFIX, THIS_MODEL
 
 _READS_ITSELF = re.compile(rf"\b{PREFIX}{THIS_MODEL}\b", re.IGNORECASE)
-
-
-def blocking(model: Model, changed: bool) -> list[str]:
-    """Why ``model`` cannot be built as written by this version (empty when it can)."""
-    kind = model.kind
-    reasons = []
-    if changed and getattr(kind, "forward_only", False):
-        reasons.append("is forward_only, and applying its change would rebuild its table; forward-only changes "
-                       "are not supported by this version yet")
-    return reasons
 
 
 def batch_concurrency(model: Model) -> tuple[int, str]:

@@ -12,7 +12,6 @@ from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
-from pyspark_incr.plan import support
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.run import audits, promote
 from pyspark_incr.writers import WRITERS, can_build, formats, tables, writer_for
@@ -31,9 +30,12 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
             f"incr.plan lists it, but apply and run need a supported kind ({', '.join([*WRITERS, 'EMBEDDED', 'EXTERNAL'])})"
         )
     for mp in plan.models if building else ():
-        reasons = [] if mp.change == "removed" else support.blocking(mp.model, mp.change == "changed")
-        if reasons:
-            raise ModelDefinitionError(f"model {mp.name} ({mp.model.located}): " + "; ".join(reasons))
+        if mp.refusals:
+            raise ModelDefinitionError(
+                f"model {mp.name} ({mp.model.located}): its forward-only change to {mp.table_name} is refused: "
+                + "; ".join(mp.refusals) + ". Set on_destructive_change / on_additive_change to warn, allow or "
+                "ignore, or apply it as a rebuild (forward_only false)"
+            )
     for mp in plan.models:
         if mp.change not in ("removed", "unchanged"):
             for call in mp.model.audits:

@@ -23,7 +23,13 @@ CATEGORIZE = Param(
     "Change categories to use instead of the automatic ones, for directly changed models: "
     "'shop.daily:breaking, shop.totals:non-breaking'.",
 )
-PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE)
+FORWARD_ONLY = Param(
+    "forward_only", "boolean",
+    "Make every change to an incremental model forward-only: its table is kept and the change applies to "
+    "intervals built from now on (in an environment other than prod: previewed in a table of its own).",
+    default=False,
+)
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE, FORWARD_ONLY)
 
 PLAN_OUTPUT = (
     Column("model", "string", "Model name."),
@@ -42,7 +48,7 @@ PLAN_OUTPUT = (
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
           end: str | None, execution_time: str | None, per_partition: bool, categorize: str | None,
-          concurrency: int | None = None, building: bool = True) -> tuple[StateStore, Plan, int]:
+          forward_only: bool, concurrency: int | None = None, building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
     limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
@@ -50,7 +56,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
     plan = plan_changes(store, desired, env_arg(spark, env),
                         window_arg(start, end, execution_time, per_partition=per_partition), select,
                         loaded.config.settings.get("physical_schema") if loaded else None,
-                        parse_overrides(categorize, desired.models))
+                        parse_overrides(categorize, desired.models), bool(forward_only))
     validate(spark, plan, building)
     return store, plan, limit
 

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.plan import schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed
@@ -96,10 +97,12 @@ class Executor:
         if not mp.builds_object:
             return
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
-                           self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild)
+                           self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild, conform=mp.conform)
         writer = writer_for(mp.model)
         started = time.monotonic()
         try:
+            if mp.schema_change is not None and mp.schema_change.describe():
+                self._alter(mp, started)
             if mp.rebuild:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 self._record_intervals(mp, _ALL_TIME, "remove")  # whatever state said of an earlier table so named
@@ -114,6 +117,14 @@ class Executor:
         if mp.rebuild and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
         lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), mp.batch_concurrency)
+
+    def _alter(self, mp: ModelPlan, started: float) -> None:
+        """A forward-only change keeping its table: add the new columns its policy lets in, and say what changed."""
+        added = schema_change.columns_to_add(mp.schema_change, mp.model.kind.on_additive_change)
+        if added:
+            tables.add_columns(self.spark, mp.table, added)
+        message = "; ".join(("warning: " if mp.warnings else "") + phrase for phrase in mp.schema_change.describe())
+        self._result(mp, "alter", None, "ok", time.monotonic() - started, message)
 
     def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
         label = f"incr {mp.name} {batch}"

@@ -35,6 +35,8 @@ class BuildContext:
     embedded: dict[str, str] = field(default_factory=dict)
     #: True when the physical table holds another version (or is gone) and must be recreated.
     rebuild: bool = False
+    #: After a forward-only change: the query's output as the kept table takes it, (column, type to cast to).
+    conform: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def table_sql(self) -> str:
@@ -45,12 +47,14 @@ class BuildContext:
         """The format writes use (``formats.of_table``): looked up once per model and call, not per batch."""
         return formats.of_table(self.spark, self.model, self.table, self.rebuild)
 
-    def query(self, interval: Interval) -> exp.Query:
-        """The model query rendered for ``interval`` in this environment."""
-        return render_query(
+    def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
+        """The model query rendered for ``interval`` in this environment (``macros``: a kind's own macro values),
+        conformed to the kept table after a forward-only change."""
+        query = render_query(
             self.model.query, interval, self.execution_ms, where=f"model {self.model.name}",
-            table_map=self.table_map, this_table=self.table, embedded=self.embedded,
+            table_map=self.table_map, this_table=self.table, embedded=self.embedded, macros=macros,
         )
+        return conformed(query, self.conform) if self.conform else query
 
     def dataframe(self, query: exp.Expression) -> Any:
         """A DataFrame of ``query``; Spark's analysis errors name the model."""
@@ -58,6 +62,22 @@ class BuildContext:
             return self.spark.sql(query.sql("spark"))
         except Exception as e:  # noqa: BLE001 - Spark raises many types; all mean the query is wrong
             raise ModelQueryError(f"model {self.model.name}: Spark cannot run the query: {first_line(e)}") from e
+
+
+def conformed(query: exp.Query, columns: tuple[tuple[str, str | None], ...]) -> exp.Select:
+    """``query`` with exactly ``columns``: cast where a type is given, a typed NULL where the query lacks one.
+
+    >>> print(conformed(sqlglot.parse_one("SELECT a, c FROM t"), (("a", "int"), ("c", None), ("b", "string"))).sql("spark"))
+    SELECT CAST(`q`.`a` AS INT) AS `a`, `q`.`c` AS `c`, CAST(NULL AS STRING) AS `b` FROM (SELECT a, c FROM t) AS q
+    """
+    present = {c.lower() for c in query.named_selects}
+    items = []
+    for name, type_ in columns:
+        value = exp.column(name, table="q", quoted=True) if name.lower() in present else exp.null()
+        if type_ is not None:
+            value = exp.cast(value, exp.DataType.build(type_, dialect="spark"))
+        items.append(exp.alias_(value, name, quoted=True))
+    return exp.select(*items).from_(query.subquery("q", copy=True))
 
 
 class Writer(Protocol):

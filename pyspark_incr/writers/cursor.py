@@ -25,7 +25,7 @@ from sqlglot import exp
 from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from pyspark_incr.model.render import FIRST_LOAD, cursor_filter, render_query
+from pyspark_incr.model.render import FIRST_LOAD, cursor_filter
 from pyspark_incr.writers import high_water, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
@@ -71,8 +71,4 @@ class CursorWriter(TableWriter):
         return cursor_filter(self._query(ctx, interval, macros), ctx.model.kind.cursor_column, last_value)
 
     def _query(self, ctx: BuildContext, interval: Interval, macros: dict[str, exp.Expression]) -> exp.Query:
-        # ctx.query renders without the cursor macros' values; the same call, with them.
-        return render_query(
-            ctx.model.query, interval, ctx.execution_ms, where=f"model {ctx.model.name}", table_map=ctx.table_map,
-            this_table=ctx.table, embedded=ctx.embedded, macros=macros,
-        )
+        return ctx.query(interval, macros)

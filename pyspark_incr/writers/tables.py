@@ -60,6 +60,19 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {formats.create_using(model)}{clauses}")
 
 
+def add_columns(spark: Any, table: exp.Table, columns: tuple[tuple[str, str], ...]) -> None:
+    """``ALTER TABLE ... ADD COLUMNS``: rows already written read NULL in them.
+
+    >>> from unittest.mock import MagicMock
+    >>> spark = MagicMock(); add_columns(spark, exp.to_table("db.t"), (("b", "string"), ("c`d", "int")))
+    >>> spark.sql.call_args[0][0]
+    'ALTER TABLE db.t ADD COLUMNS (`b` STRING, `c``d` INT)'
+    """
+    listed = ", ".join(f"{quoted(name)} {exp.DataType.build(type_, dialect='spark').sql('spark')}"
+                       for name, type_ in columns)
+    spark.sql(f"ALTER TABLE {table.sql('spark')} ADD COLUMNS ({listed})")
+
+
 def counted(df: Any) -> tuple[Any, Any]:
     """``df`` counting its rows as a write consumes it (no second pass), and the function reading the count."""
     from pyspark.sql import Observation
