@@ -18,6 +18,7 @@ from pyspark_incr.plan import forward, support, versions
 from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
+from pyspark_incr.plan.restatement import Restatement, restatement
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
@@ -108,6 +109,8 @@ class Plan:
     table_map: dict[str, exp.Table]
     #: EMBEDDED models' queries, inlined wherever they are read.
     embedded: dict[str, str] = field(default_factory=dict)
+    #: What a restatement restates, and which models it leaves out and why.
+    restatement: Restatement = field(default_factory=Restatement)
 
     @property
     def unbuildable(self) -> list[ModelPlan]:
@@ -117,14 +120,15 @@ class Plan:
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
                  physical_schema: str | None = None, categorize: Mapping[str, str] | None = None,
-                 forward_only: bool = False) -> Plan:
+                 forward_only: bool = False, restate: str | None = None) -> Plan:
     """Compare ``desired`` with what ``env`` holds (the plan of incr.plan / incr.apply).
 
     An environment other than prod starts as a copy of prod: changes are categorized
     against prod's versions where the environment holds none of its own. New versions get
     tables in ``physical_schema`` (default: the session's ``spark.incr.physicalSchema``);
     ``categorize`` overrides the category of directly changed models; ``forward_only`` makes every
-    change to an incremental model forward-only.
+    change to an incremental model forward-only; ``restate`` (a selector) restates those models and
+    the incremental models reading them over the window's range.
     """
     held = store.environment(env)
     current = held if env == PROD else {**store.environment(PROD), **held}
@@ -132,6 +136,7 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     known = {**applied, **desired.models}
     chosen = select_models(known, pattern)
     context = _Context(store, env, window, known, current, physical_schema, dict(categorize or {}), forward_only)
+    context.restate(restate)
     plans: list[ModelPlan] = []
     for model in topological(desired.models.values()):
         entry = current.get(model.name)
@@ -149,12 +154,15 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     return context.plan(plans)
 
 
-def plan_run(store: StateStore, env: str, window: Window, pattern: str | None) -> Plan:
-    """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run)."""
+def plan_run(store: StateStore, env: str, window: Window, pattern: str | None, restate: str | None = None,
+             span: Interval | None = None) -> Plan:
+    """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run);
+    with ``restate``, only the models restating ``restate`` over ``span`` touches (the plan of incr.restate)."""
     current = store.environment(env)
     known = {n: e.parsed() for n, e in current.items()}
-    chosen = select_models(known, pattern)
     context = _Context(store, env, window, known, current)
+    context.restate(restate, span)
+    chosen = select_models(known, pattern) if not restate else set(context.restatement.ranges)
     return context.plan([context.model_plan(m, current[m.name], current[m.name].source, applied=True)
                          for m in topological(known.values()) if m.name in chosen])
 
@@ -166,7 +174,7 @@ class _Context:
                  current: dict[str, EnvEntry], physical_schema: str | None = None,
                  overrides: dict[str, str] | None = None, forward_only: bool = False) -> None:
         self.spark, self.env, self.window, self.known, self.current = store.spark, env, window, known, current
-        self.overrides, self.forward_only = overrides or {}, forward_only
+        self.store, self.overrides, self.forward_only = store, overrides or {}, forward_only
         #: Change categories of the changed models planned so far (their children's categories follow from them).
         self.categories: dict[str, str] = {}
         self.physical_schema = physical_schema or setting(store.spark, PHYSICAL_SCHEMA)
@@ -177,6 +185,19 @@ class _Context:
         self._tables: dict[str, exp.Table | None] = {}
         #: Models planned so far whose data this plan changes (rebuilt, given batches, or reading such a model).
         self._changing: set[str] = set()
+        self.restatement = Restatement()
+
+    def restate(self, selector: str | None, span: Interval | None = None) -> None:
+        """Restate ``selector``'s models (and the incremental models reading them) over ``span``
+        (default: the window's range)."""
+        if not selector:
+            return
+        if span is None:
+            span = Interval(self.window.start_ms if self.window.start_ms is not None else -(2**62),
+                            self.window.end_ms if self.window.end_ms is not None else 2**62)
+        prod = {e.table_name for e in self.store.environment(PROD).values()} if self.env != PROD else set()
+        tables = {name: entry.table_name for name, entry in self.current.items()}
+        self.restatement = restatement(self.known, selector, span, self.env, tables, prod)
 
     def view(self, model: Model) -> exp.Table | None:
         """Where this environment shows ``model``; None when it has no object of ours (EXTERNAL, EMBEDDED)."""
@@ -204,7 +225,7 @@ class _Context:
     def plan(self, plans: list[ModelPlan]) -> Plan:
         table_map = {name: t for name, m in self.known.items() if (t := self._read_from(name, m)) is not None}
         embedded = {name: m.query for name, m in self.known.items() if m.kind.inlined and m.query}
-        return Plan(self.env, self.window, tuple(plans), table_map, embedded)
+        return Plan(self.env, self.window, tuple(plans), table_map, embedded, self.restatement)
 
     def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False,
                    held: bool = True) -> ModelPlan:
@@ -260,6 +281,13 @@ class _Context:
         expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
                                            ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
         built = IntervalSet() if plan.rebuild else self.coverage.get(plan.table_name, IntervalSet())
+        restated = self.restatement.ranges.get(plan.name)
+        if restated is not None:
+            restated = IntervalSet([expected if model.kind.whole_table else restated]).intersection(IntervalSet([expected]))
+            built = built - restated
+            plan = replace(plan, reason=_join(plan.reason, f"restated {restated}"))
+        elif plan.name in self.restatement.skipped:
+            plan = replace(plan, reason=_join(plan.reason, self.restatement.skipped[plan.name]))
         allowed = IntervalSet([restriction(model, window)])
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))

@@ -29,7 +29,12 @@ FORWARD_ONLY = Param(
     "intervals built from now on (in an environment other than prod: previewed in a table of its own).",
     default=False,
 )
-PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE, FORWARD_ONLY)
+RESTATE = Param(
+    "restate", "string",
+    "Models to restate (a selector as for select): their intervals within start/end, and those of the "
+    "incremental models reading them, are built again (see incr.restate).",
+)
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE, FORWARD_ONLY, RESTATE)
 
 PLAN_OUTPUT = (
     Column("model", "string", "Model name."),
@@ -48,7 +53,8 @@ PLAN_OUTPUT = (
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
           end: str | None, execution_time: str | None, per_partition: bool, categorize: str | None,
-          forward_only: bool, concurrency: int | None = None, building: bool = True) -> tuple[StateStore, Plan, int]:
+          forward_only: bool, restate: str | None, concurrency: int | None = None,
+          building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
     limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
@@ -56,7 +62,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
     plan = plan_changes(store, desired, env_arg(spark, env),
                         window_arg(start, end, execution_time, per_partition=per_partition), select,
                         loaded.config.settings.get("physical_schema") if loaded else None,
-                        parse_overrides(categorize, desired.models), bool(forward_only))
+                        parse_overrides(categorize, desired.models), bool(forward_only), restate)
     validate(spark, plan, building)
     return store, plan, limit
 

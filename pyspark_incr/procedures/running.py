@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark_incr.errors import UnknownModelError
+from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
@@ -32,6 +32,33 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     window = window_arg(start, end, execution_time, ignore_cron, per_partition)
     plan = plan_run(store, env_arg(spark, env), window, select)
     return batch_rows(Executor(spark, store, plan, "run", limit).execute())
+
+
+@procedure(
+    "restate",
+    "Build again a range of a model's built intervals, and of the incremental models reading it (each "
+    "widened to its own intervals). Old rows stay readable until each batch's rewrite commits. Models "
+    "with disable_restatement and cursor models are refused when named and skipped downstream; outside "
+    "prod, models whose table prod also reads are left to prod.",
+    params=(
+        Param("model", "string", "Model(s) to restate: a selector as for select (names, globs, tag:...).",
+              required=True),
+        Param("start", "string", "Start of the range (UTC, ISO; default: each model's start)."),
+        Param("end", "string", "End of the range (UTC, ISO; a bare date means through that day; default: now)."),
+        ENV, EXECUTION_TIME, CONCURRENCY,
+    ),
+    output=BATCH_OUTPUT,
+)
+def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
+            execution_time: str | None, concurrency: int | None) -> list[tuple]:
+    span = Interval(to_ms(start, "start") if start else -(2**62), to_end_ms(end, "end") if end else 2**62)
+    if span.empty:
+        raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
+    store = StateStore(spark)
+    plan = plan_run(store, env_arg(spark, env), window_arg(None, None, execution_time), None, restate=model, span=span)
+    results = Executor(spark, store, plan, "restate", concurrency_arg(spark, concurrency)).execute()
+    skipped = [(name, why) for name, why in sorted(plan.restatement.skipped.items())]
+    return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
 
 
 @procedure(

@@ -37,6 +37,8 @@ class KindBase:
     needs_query: ClassVar[bool] = True
     #: False when nothing is materialized in the catalog (EMBEDDED, EXTERNAL).
     builds_object: ClassVar[bool] = True
+    #: True when every build recomputes the whole table (FULL): restating any range restates all of it.
+    whole_table: ClassVar[bool] = False
     #: False when the physical object is a view naming its parents' tables instead of holding rows.
     stores_rows: ClassVar[bool] = True
     #: True when the query is inlined into every reader instead of being read from a table (EMBEDDED).

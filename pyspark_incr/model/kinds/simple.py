@@ -15,6 +15,7 @@ class FullKind(KindBase):
     """Rebuilt completely whenever a new interval is due."""
 
     name: ClassVar[str] = "FULL"
+    whole_table: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
