@@ -215,3 +215,41 @@ def test_a_new_dev_environment_starts_from_prod_and_builds_only_what_the_change_
 def test_a_bad_categorize_argument_is_refused_naming_the_item(spark, isolated, chain, value, message):
     with pytest.raises(Exception, match=message):
         _call(spark, "plan", execution_time=T, categorize=value.format(events=chain[1]))
+
+
+def test_an_apply_planned_before_another_apply_changed_the_environment_promotes_nothing(spark, isolated, project,
+                                                                                        monkeypatch):
+    raw, events, totals = project
+    _call(spark, "apply", execution_time=T)
+    _call(spark, "create_model", definition=_events(events, raw, ", 1 AS one"))
+
+    from pyspark_incr.run import executor
+
+    def concurrent_apply_lands_first(self, built, _promote=executor.Executor._promote):
+        monkeypatch.undo()  # the other apply runs the real code
+        _call(spark, "apply", env="prod", execution_time=T)
+        return _promote(self, built)
+
+    monkeypatch.setattr(executor.Executor, "_promote", concurrent_apply_lands_first)
+    seen = physical(spark, events)
+    results = _call(spark, "apply", execution_time=T)
+
+    failed = [(r.model, r.action, r.status) for r in results if r.status == "failed"]
+    assert failed == [(events, "promote", "failed"), (totals, "promote", "failed")]
+    assert "changed since this apply was planned" in [r.message for r in results if r.status == "failed"][0]
+    assert physical(spark, events) != seen  # the other apply's promotion stands
+    assert spark.table(events).columns == ["amount", "one", "ds"]
+
+
+def test_a_dev_plan_limited_by_start_and_end_builds_a_table_prod_never_reuses(spark, isolated, project):
+    raw, events, totals = project
+    _call(spark, "create_model", definition=_events(events, raw, ", 2 AS two"))
+
+    _call(spark, "apply", env="dev", start="2024-01-03", end="2024-01-03", execution_time=T)
+    partial = physical(spark, events, "dev")
+    promoted = _call(spark, "apply", execution_time=T)
+
+    assert partial.endswith("__dev`") and spark.table(partial).count() == 1
+    assert physical(spark, events) != partial
+    assert {(r.model, r.action) for r in promoted if r.model == events} == {(events, "build")}
+    assert spark.table(events).count() == 3

@@ -30,9 +30,20 @@ def table_for(model: Model, fingerprint: str, kept: str, env: str, schema: str) 
     """The table a forward-only change writes to, and the reason the plan shows."""
     if env == PROD:
         return exp.to_table(kept, dialect="spark"), f"{FORWARD_ONLY}: keeps {kept} and applies from now on"
-    preview = physical_table(model.name, fingerprint, schema)
-    preview.set("this", exp.to_identifier(f"{preview.name}__{env}", quoted=True))
+    preview = preview_table(model, fingerprint, env, schema)
     return preview, f"{FORWARD_ONLY}: previewed in {preview.sql('spark')}, a table of environment {env} only"
+
+
+def preview_table(model: Model, fingerprint: str, env: str, schema: str) -> exp.Table:
+    """A table only environment ``env`` uses for this version (prod never looks a version up under this name).
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> preview_table(parse_model("MODEL (name s.t, kind FULL); SELECT 1 AS a"), "0123456789ab", "dev", "p").sql("spark")
+    '`p`.`s__t__0123456789__dev`'
+    """
+    table = physical_table(model.name, fingerprint, schema)
+    table.set("this", exp.to_identifier(f"{table.name}__{env}", quoted=True))
+    return table
 
 
 def examine(ctx: BuildContext, writer: Any, interval: Any) -> tuple[schema_change.SchemaChange, tuple, list[str], list[str]]:

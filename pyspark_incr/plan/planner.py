@@ -111,6 +111,8 @@ class Plan:
     embedded: dict[str, str] = field(default_factory=dict)
     #: What a restatement restates, and which models it leaves out and why.
     restatement: Restatement = field(default_factory=Restatement)
+    #: The environment's state version the plan was computed from (``StateStore.env_version``).
+    basis: int = 0
 
     @property
     def unbuildable(self) -> list[ModelPlan]:
@@ -225,7 +227,8 @@ class _Context:
     def plan(self, plans: list[ModelPlan]) -> Plan:
         table_map = {name: t for name, m in self.known.items() if (t := self._read_from(name, m)) is not None}
         embedded = {name: m.query for name, m in self.known.items() if m.kind.inlined and m.query}
-        return Plan(self.env, self.window, tuple(plans), table_map, embedded, self.restatement)
+        return Plan(self.env, self.window, tuple(plans), table_map, embedded, self.restatement,
+                    self.store.env_version(self.env))
 
     def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False,
                    held: bool = True) -> ModelPlan:
@@ -252,8 +255,13 @@ class _Context:
         concurrency, note = support.batch_concurrency(model)
         reason = _join(reason, note)
         view = self.view(model)
-        self._tables[model.name] = table
         exists = model.kind.builds_object and self._listed_in(table)
+        if not exists and model.kind.builds_object and self._limited():
+            # a version built only over the requested range must never be taken for a complete one
+            table = forward.preview_table(model, fingerprint, self.env, self.physical_schema)
+            exists = self._listed_in(table)
+            reason = _join(reason, f"built only within start/end, in {table.sql('spark')}, a table of {self.env} only")
+        self._tables[model.name] = table
         if exists and change in (ADDED, CHANGED) and (entry is None or table.sql("spark") != entry.table_name):
             reason = _join(reason, f"version already built in {table.sql('spark')}: reused")
         elif not exists and model.kind.builds_object and change in (UNCHANGED, METADATA):
@@ -331,6 +339,10 @@ class _Context:
         through = not plan.model.kind.has_intervals and parents(plan.model, self._changing)
         if plan.rebuild or plan.batches or through:
             self._changing.add(plan.name)
+
+    def _limited(self) -> bool:
+        """True for a plan outside prod that limits its backfill with start/end (a preview of recent data)."""
+        return self.env != PROD and (self.window.start_ms is not None or self.window.end_ms is not None)
 
     def _listed_in(self, table: exp.Table) -> bool:
         return table.name.lower() in self._tables_in(table.db)

@@ -177,6 +177,8 @@ class Executor:
         A changed model whose build failed keeps the version the environment had (its new table
         keeps what was built, for the next apply to continue).
         """
+        if any(mp.promotes or mp.records_entry for mp in built) and self._superseded(built):
+            return
         rows = []
         for mp in built:
             if mp.promotes:
@@ -192,6 +194,21 @@ class Executor:
                 rows.append(self._env_row(mp, "apply"))
         self.store.append(t.ENVIRONMENTS, rows)
 
+    def _superseded(self, built: list[ModelPlan]) -> bool:
+        """True (and every promotion reported failed) when another apply changed the environment since this plan.
+
+        Promoting would overwrite what that apply did with versions chosen without knowing it.
+        """
+        now = StateStore(self.spark, self.store.schema).env_version(self.plan.env)
+        if now == self.plan.basis:
+            return False
+        for mp in built:
+            if mp.promotes or mp.records_entry:
+                self._result(mp, "promote", None, "failed", 0.0,
+                             f"environment {self.plan.env} changed since this {self.procedure} was planned (another "
+                             f"apply); nothing was promoted, what was built is kept: run {self.procedure} again")
+        return True
+
     def _fail(self, mp: ModelPlan) -> None:
         with self._lock:
             self.failed.add(mp.name)
@@ -206,7 +223,8 @@ class Executor:
         return {
             "env": self.plan.env, "model": mp.name, "fingerprint": mp.fingerprint,
             "metadata_hash": mp.metadata_hash, "definition": mp.model.definition,
-            "source": mp.source, "model_source": mp.model.source, "context": mp.model.context, "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op,
+            "source": mp.source, "model_source": mp.model.source, "context": mp.model.context,
+            "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op, "run_id": self.run_id,
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,

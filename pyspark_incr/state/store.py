@@ -146,6 +146,14 @@ class StateStore:
         """The model versions ``env`` holds now."""
         return self.environments().get(env, {})
 
+    def env_version(self, env: str) -> int:
+        """The ``seq`` of ``env``'s latest state row (0 when it has none): it changes with every apply to it."""
+        rows = self.read(t.ENVIRONMENTS)
+        if not rows.num_rows:
+            return 0
+        seqs = [q for e, q in zip(rows.column("env").to_pylist(), rows.column("seq").to_pylist()) if e == env]
+        return max(seqs, default=0)
+
     def environments(self) -> dict[str, dict[str, EnvEntry]]:
         """Every environment holding at least one model, with the model versions it holds now."""
         current: dict[str, dict[str, EnvEntry | None]] = {}
