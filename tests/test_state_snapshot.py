@@ -182,7 +182,7 @@ def test_removal_rows_carry_no_snapshot(spark, isolated):
 def test_an_environments_table_of_an_older_version_gets_the_column_and_its_rows_are_parsed_again(spark, isolated):
     schema = f"{isolated}_state"
     old = t.StateTable("environments", pa.schema([f for f in t.ENVIRONMENTS.schema
-                                                  if f.name not in ("snapshot", "run_id")]), "")
+                                                  if f.name not in ("snapshot", "run_id", "conform")]), "")
     spark.sql(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
     spark.sql(old.ddl(schema))
     written = {**_env_row(DEFINITION), "seq": 1, "at": datetime.now(timezone.utc)}
@@ -192,7 +192,7 @@ def test_an_environments_table_of_an_older_version_gets_the_column_and_its_rows_
     StateStore(spark).append(t.ENVIRONMENTS, [_env_row(DEFINITION.replace("raw.x", "raw.y"))])
     after = StateStore(spark).environment("prod")["s.daily"]
 
-    assert spark.table(f"`{schema}`.`environments`").columns[-2:] == ["snapshot", "run_id"]
+    assert spark.table(f"`{schema}`.`environments`").columns[-3:] == ["snapshot", "run_id", "conform"]
     assert before.snapshot is None and before.parsed() == reparse(DEFINITION, "registry", "")
     assert after.snapshot and after.parsed().depends_on == ("raw.y",)
 

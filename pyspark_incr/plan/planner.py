@@ -6,6 +6,7 @@ A plan is an immutable record; ``incr.plan`` shows it, ``incr.apply`` and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -266,11 +267,14 @@ class _Context:
             reason = _join(reason, f"version already built in {table.sql('spark')}: reused")
         elif not exists and model.kind.builds_object and change in (UNCHANGED, METADATA):
             reason = _join(reason, f"table {table.sql('spark')} is missing: rebuild")
+        kept = entry is not None and entry.conform and table.sql("spark") == entry.table_name
+        conform = tuple(tuple(c) for c in json.loads(entry.conform)) if kept else ()
         plan = ModelPlan(model.name, model, change, reason, fingerprint, metadata_hash(model), source, table,
                          _effective_start(model, entry, self.window), rebuild=model.kind.builds_object and not exists,
                          table_exists=exists, batch_concurrency=concurrency, view=view,
                          view_exists=view is not None and self._listed_in(view),
-                         previous_table=entry.table_name if entry and held else None, category=category, held=held)
+                         previous_table=entry.table_name if entry and held else None, category=category, held=held,
+                         conform=conform)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
         if category == forward.FORWARD_ONLY and exists:

@@ -11,6 +11,7 @@ fair-scheduler pool ``incr``, the run's job group and the batch as description.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -225,6 +226,7 @@ class Executor:
             "metadata_hash": mp.metadata_hash, "definition": mp.model.definition,
             "source": mp.source, "model_source": mp.model.source, "context": mp.model.context,
             "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op, "run_id": self.run_id,
+            "conform": json.dumps(mp.conform) if mp.conform else None,
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,

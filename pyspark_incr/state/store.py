@@ -45,6 +45,8 @@ class EnvEntry:
     context: str = ""
     #: The parsed model as JSON (:mod:`pyspark_incr.state.snapshot`); None in rows written before it existed.
     snapshot: str | None = field(default=None, compare=False, repr=False)
+    #: After a forward-only change keeping the table: the query's output conformed to it, as JSON.
+    conform: str | None = None
 
     def parsed(self) -> "Model":
         """The applied model as it was applied: rebuilt from its snapshot, or parsed again when that is not valid."""

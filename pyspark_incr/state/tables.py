@@ -37,8 +37,8 @@ class StateTable:
 
         Rows are inserted by position, so columns are only ever added at the end.
 
-        >>> ENVIRONMENTS.upgrade("st", ENVIRONMENTS.schema.names[:-2])
-        'ALTER TABLE `st`.`environments` ADD COLUMNS (`snapshot` STRING, `run_id` STRING)'
+        >>> ENVIRONMENTS.upgrade("st", ENVIRONMENTS.schema.names[:-3])
+        'ALTER TABLE `st`.`environments` ADD COLUMNS (`snapshot` STRING, `run_id` STRING, `conform` STRING)'
         >>> ENVIRONMENTS.upgrade("st", ENVIRONMENTS.schema.names) is None
         True
         """
@@ -74,9 +74,11 @@ ENVIRONMENTS = StateTable(
             ("metadata_hash", pa.string()), ("definition", pa.string()), ("source", pa.string()),
             ("model_source", pa.string()), ("context", pa.string()),
             ("table_name", pa.string()), ("start_ms", pa.int64()), ("op", pa.string()),
-            ("seq", pa.int64()), ("at", _TS), ("snapshot", pa.string()), ("run_id", pa.string())),
+            ("seq", pa.int64()), ("at", _TS), ("snapshot", pa.string()), ("run_id", pa.string()),
+            ("conform", pa.string())),
     "Which model versions each environment holds: 'apply' or 'remove' rows per model "
-    "('snapshot': the parsed model as JSON, a cache of its definition; 'run_id': the apply that wrote it).",
+    "('snapshot': the parsed model as JSON, a cache of its definition; 'run_id': the apply that wrote it; "
+    "'conform': after a forward-only change, how the query's output maps onto the kept table, as JSON).",
 )
 INTERVALS = StateTable(
     "intervals",
