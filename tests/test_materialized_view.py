@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from chispa import assert_df_equality
+from sqlglot import exp
 
-from conftest import call as _call
+from conftest import call as _call, physical
 
 DAY = "2024-01-0{} 00:00:00"
 
@@ -42,8 +43,9 @@ def _steps(results, model: str) -> list[tuple[str, str]]:
 
 
 def _is_table(spark, name: str) -> bool:
-    db, _, table = name.partition(".")
-    return spark._jsparkSession.catalog().getTable(db, table).tableType().upper() != "VIEW"
+    """Whether the physical object of the version prod shows is a table (a plain VIEW's is a view)."""
+    table = exp.to_table(physical(spark, name), dialect="spark")
+    return spark._jsparkSession.catalog().getTable(table.db, table.name).tableType().upper() != "VIEW"
 
 
 def test_a_materialized_view_is_a_table_holding_the_querys_rows(spark, isolated):
@@ -125,7 +127,9 @@ def test_switching_materialized_off_and_on_turns_the_table_into_a_view_and_back(
 
 def test_a_source_that_is_not_a_file_table_refreshes_the_materialized_view_on_every_run(spark, isolated):
     view = f"{isolated}_rdd_numbers"
-    spark.sparkContext.parallelize([(1,), (2,)]).toDF(["n"]).createOrReplaceTempView(view)
+    # createDataFrame, not RDD.toDF: toDF builds in the last SparkSession pyspark constructed (another test's
+    # newSession, say), whose temp views this session's CALLs cannot see
+    spark.createDataFrame(spark.sparkContext.parallelize([(1,), (2,)]), ["n"]).createOrReplaceTempView(view)
     name = f"{isolated}.numbers"
     _call(spark, "create_model", definition=f"MODEL (name {name}, kind VIEW (materialized true)); SELECT n FROM {view}")
     _call(spark, "apply", execution_time=DAY.format(3))

@@ -22,7 +22,7 @@ from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.writers import formats, generations, scd2, scd2_sql
 from pyspark_incr.writers.base import BuildContext
-from conftest import call as _call
+from conftest import call as _call, physical
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 START = "2019-12-31"
@@ -258,7 +258,7 @@ def test_a_failure_between_stage_and_publish_leaves_the_previous_version_and_a_r
     assert [(r.status, r.message) for r in failed] == [("failed", "crash between stage and publish")]
     assert seen_while_staged == [3], "readers see the previous version while the next one is staged"
     _assert_table(spark, name, fx["table_columns"], first["expected"])
-    root = generations.table_root(generations._location(spark, exp.to_table(name)))
+    root = generations.table_root(generations._location(spark, exp.to_table(physical(spark, name), dialect="spark")))
     assert len(_generations_under(spark, root)) == 1, "the failed batch's generation is discarded"
 
     rerun = _call(spark, "run", execution_time=second["execution_time"])
@@ -301,7 +301,7 @@ def test_partitioned_by_valid_to_closed_rows_leave_the_open_partition_which_empt
               {"execution_time": "2020-01-03 02:00:00", "source": [[2, "2020-01-03 00:00:00"]]}]
     partitions = []
     for p, _ in _passes(spark, source, columns, passes):
-        partitions.append(sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect()))
+        partitions.append(sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {physical(spark, name)}").collect()))
 
     assert partitions[1] == ["valid_to=2020-01-02 02%3A00%3A00"], "the open (NULL) partition is emptied and forgotten"
     _assert_table(spark, name, "id INT, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP", [

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from chispa import assert_df_equality
+from sqlglot import exp
 
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.plan.environment import table_for
 from pyspark_incr.writers import BuildContext, writer_for
-from conftest import call as _call
+from conftest import call as _call, physical
 
 
 def _raw(spark, prefix: str):
@@ -56,7 +56,7 @@ def test_rewriting_hours_of_a_timestamp_partitioned_table_replaces_exactly_them(
     _call(spark, "apply", execution_time="2024-01-01 06:00:00")
     spark.sql(f"TRUNCATE TABLE {raw}")
     model = parse_model(definition)
-    ctx = BuildContext(spark, model, table_for(name, "prod"), to_ms("2024-01-02"))
+    ctx = BuildContext(spark, model, exp.to_table(physical(spark, name), dialect="spark"), to_ms("2024-01-02"))
 
     writer_for(model).write(ctx, Interval(to_ms("2024-01-01 02:00:00"), to_ms("2024-01-01 04:00:00")))
 

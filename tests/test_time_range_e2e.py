@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
+from sqlglot import exp
 
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.plan.environment import table_for
 from pyspark_incr.writers import BuildContext, writer_for
-from conftest import call as _call
+from conftest import call as _call, physical
 
 QUERY = (
     "SELECT ds, shop, SUM(amount) AS total, COUNT(*) AS n FROM {raw} "
@@ -118,7 +118,7 @@ def test_status_shows_covered_ranges_and_gaps(spark, isolated, raw_events):
 
 def _writer_context(spark, name: str, raw: str) -> BuildContext:
     model = parse_model(_definition(name, raw))
-    return BuildContext(spark, model, table_for(model.name, "prod"), to_ms("2024-01-10"))
+    return BuildContext(spark, model, exp.to_table(physical(spark, model.name), dialect="spark"), to_ms("2024-01-10"))
 
 
 def test_rewriting_an_interval_is_idempotent(spark, isolated, raw_events):

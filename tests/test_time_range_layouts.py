@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
+from sqlglot import exp
 
 from pyspark_incr.writers import generations
-from conftest import call as _call
+from conftest import call as _call, physical
 
 
 def _hourly_raw(spark, prefix: str) -> str:
@@ -39,7 +40,7 @@ def test_an_hourly_model_partitioned_by_date_keeps_the_other_hours_of_a_partitio
 
     assert [(r.start.isoformat(), r.end.isoformat(), r.intervals) for r in rows] == [
         ("2024-01-01T12:00:00", "2024-01-02T06:00:00", 18)]
-    partitions = sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect())
+    partitions = sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {physical(spark, name)}").collect())
     assert partitions == ["event_date=2024-01-01", "event_date=2024-01-02"]
     assert_df_equality(spark.table(name), _expected(spark, raw, "2024-01-02 06:00:00"),
                        ignore_row_order=True, ignore_nullable=True)
@@ -64,7 +65,7 @@ def test_a_batch_failing_before_its_publish_leaves_the_table_and_state_as_they_w
     assert [r.status for r in failed] == ["failed"] and "killed between stage and publish" in failed[0].message
     assert sorted(after_crash) == sorted(before), "readers still see the previous complete version"
     assert [(r.state, r.end.isoformat()) for r in status][0] == ("covered", "2024-01-01T12:00:00")
-    location = generations._location(spark, __import__("sqlglot").exp.to_table(name))
+    location = generations._location(spark, exp.to_table(physical(spark, name), dialect="spark"))
     path = spark._jvm.org.apache.hadoop.fs.Path(location)
     names = [s.getPath().getName() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)]
     assert [r.status for r in rerun] == ["ok"]
@@ -98,4 +99,4 @@ def test_a_partitioned_full_model_rebuild_drops_partitions_its_new_output_lacks(
 
     assert [(r.status, r.rows) for r in rows] == [("ok", 2)]
     assert sorted((r.shop, r.n) for r in spark.table(name).collect()) == [("b", 20), ("c", 30)]
-    assert sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect()) == ["shop=b", "shop=c"]
+    assert sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {physical(spark, name)}").collect()) == ["shop=b", "shop=c"]

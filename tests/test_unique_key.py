@@ -20,7 +20,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals import Interval, to_ms
 from pyspark_incr.model.definition import parse_model
 from pyspark_incr.writers import BuildContext, generations, unique_key
-from conftest import call as _call
+from conftest import call as _call, physical
 
 SQL_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "unique_key_sql").glob("*.sql"))
 SCHEMA = "region STRING, id INT, name STRING, amount INT, ds DATE"
@@ -216,7 +216,7 @@ def test_a_row_moved_to_a_partition_the_batch_did_not_read_keeps_that_partitions
     # keeping key 2, and eu, left without rows, is emptied.
     expected = _expect(spark, [("us", 1, "a2", 10, _d(1)), ("us", 2, "b", 20, _d(1))])
     assert_df_equality(spark.table(name).select(*expected.columns), expected, **EQUAL)
-    assert [r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect()] == ["region=us"]
+    assert [r[0] for r in spark.sql(f"SHOW PARTITIONS {physical(spark, name)}").collect()] == ["region=us"]
 
 
 def test_duplicate_keys_in_a_batch_fail_it_naming_a_key_and_change_nothing(spark, isolated):
@@ -273,10 +273,10 @@ def test_a_batch_touching_one_partition_of_365_rewrites_only_that_partition(spar
     query = f"SELECT id, value, ds FROM {raw} WHERE loaded BETWEEN @start_ds AND @end_ds"
     _call(spark, "create_model", definition=_model(name, query, "unique_key id", partitioned_by="ds"))
     _call(spark, "apply", execution_time=f"{fix_day} 00:00:00")
-    before = _files_by_partition(spark, name)
+    before = _files_by_partition(spark, physical(spark, name))
 
     rows = _call(spark, "run", execution_time=f"{fix_day + timedelta(days=1)} 00:00:00")
-    after = _files_by_partition(spark, name)
+    after = _files_by_partition(spark, physical(spark, name))
 
     assert [(r.status, r.rows) for r in rows] == [("ok", 2)]
     assert len(before) == 365 and set(after) == set(before)
