@@ -322,7 +322,7 @@ class _Context:
     def _refresh(self, plan: ModelPlan) -> ModelPlan:
         """A kind without intervals keeps its object until a new version, unless its writer finds it stale
         (a materialized view whose sources changed, now or earlier in this plan)."""
-        if plan.rebuild:
+        if plan.rebuild or not plan.model.kind.stores_rows:  # a plain view shows its parents' new rows by itself
             return plan
         if not self.coverage.get(plan.table_name):  # created, but its build never finished
             return replace(plan, rebuild=True, reason=_join(plan.reason, "its last build did not finish: rebuild"))
