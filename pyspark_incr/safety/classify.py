@@ -358,7 +358,7 @@ def _is_nondeterministic(node: exp.Expr) -> bool:
 def _subqueries(ctx: _Context) -> Iterable[Finding]:
     ctes = _cte_reads(ctx.source.tree)
     for query in ctx.expression_subqueries:
-        if _own_tables(query, ctes) & ctx.timeseries:
+        if any(_same_table(t, s) for t in _own_tables(query, ctes) for s in ctx.timeseries):
             select = query.this if isinstance(query, exp.Subquery) else query
             keyword = ctx.source.keyword({TokenType.SELECT, TokenType.WITH}, ctx.source.start(select))
             paren = ctx.source.token_before(keyword) if keyword is not None else None
@@ -386,15 +386,20 @@ def _expand(table: exp.Table, ctes: dict[str, set[tuple[str, ...]]]) -> set[tupl
 
 def _own_tables(query: exp.Expr, ctes: dict[str, set[tuple[str, ...]]]) -> set[tuple[str, ...]]:
     """Tables a subquery reads itself, not through subqueries nested in it (they are judged
-    alone, so the innermost reading one is the finding). Unqualified names match by table name."""
+    alone, so the innermost reading one is the finding)."""
     nested = {id(n) for q in query.find_all(exp.Query) if q is not query and _is_expression_subquery(q)
               for n in q.walk()}
     keys: set[tuple[str, ...]] = set()
     for table in query.find_all(exp.Table):
         if id(table) not in nested:
             keys |= _expand(table, ctes)
-    # An unqualified name may resolve to the source in the current database: match it too.
-    return keys | {k[-1:] for k in keys} | {("*",) + k[-1:] for k in keys if len(k) == 1}
+    return keys
+
+
+def _same_table(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    # An unqualified name may resolve to the source in the current database: when either side
+    # has no database, compare table names (refusing too much is the safe side).
+    return a == b or ((len(a) == 1 or len(b) == 1) and a[-1] == b[-1])
 
 
 def _distincts(ctx: _Context) -> Iterable[Finding]:
@@ -408,7 +413,8 @@ def _distincts(ctx: _Context) -> Iterable[Finding]:
 def _select_distinct(ctx: _Context, select: exp.Select) -> Iterable[Finding]:
     # Rows with different partition values are never duplicates: DISTINCT over a list that
     # includes the partition column only removes duplicates within one partition.
-    column = ctx.partitioned(e.unalias() for e in select.expressions)
+    names = [e.alias_or_name for e in select.expressions]
+    column = next((n for n in names if n.lower() in ctx.partition_columns), None)
     head = _shorten("SELECT DISTINCT " + ", ".join(e.sql(dialect=ctx.source.dialect) for e in select.expressions))
     anchor = ctx.source.keyword({TokenType.SELECT}, ctx.source.start(select.expressions[0]))
     if column:
