@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from chispa import assert_df_equality
 from sqlglot import exp
 
@@ -125,13 +126,20 @@ def test_switching_materialized_off_and_on_turns_the_table_into_a_view_and_back(
     _assert_rows(spark, totals, "('a', 4L), ('b', 2L)")
 
 
-def test_a_source_that_is_not_a_file_table_refreshes_the_materialized_view_on_every_run(spark, isolated):
+@pytest.fixture()
+def rdd_view(spark, isolated):
+    """A temporary view over an RDD (no files to version), dropped after the test: other tests list tables."""
     view = f"{isolated}_rdd_numbers"
     # createDataFrame, not RDD.toDF: toDF builds in the last SparkSession pyspark constructed (another test's
     # newSession, say), whose temp views this session's CALLs cannot see
     spark.createDataFrame(spark.sparkContext.parallelize([(1,), (2,)]), ["n"]).createOrReplaceTempView(view)
+    yield view
+    spark.catalog.dropTempView(view)
+
+
+def test_a_source_that_is_not_a_file_table_refreshes_the_materialized_view_on_every_run(spark, isolated, rdd_view):
     name = f"{isolated}.numbers"
-    _call(spark, "create_model", definition=f"MODEL (name {name}, kind VIEW (materialized true)); SELECT n FROM {view}")
+    _call(spark, "create_model", definition=f"MODEL (name {name}, kind VIEW (materialized true)); SELECT n FROM {rdd_view}")
     _call(spark, "apply", execution_time=DAY.format(3))
 
     results = _call(spark, "run", execution_time=DAY.format(3))

@@ -178,6 +178,8 @@ class _Context:
                  overrides: dict[str, str] | None = None, forward_only: bool = False) -> None:
         self.spark, self.env, self.window, self.known, self.current = store.spark, env, window, known, current
         self.store, self.overrides, self.forward_only = store, overrides or {}, forward_only
+        #: The environment's state version this plan is computed from (checked again before promoting).
+        self.basis = store.env_version(env)
         #: Change categories of the changed models planned so far (their children's categories follow from them).
         self.categories: dict[str, str] = {}
         self.physical_schema = physical_schema or setting(store.spark, PHYSICAL_SCHEMA)
@@ -228,8 +230,7 @@ class _Context:
     def plan(self, plans: list[ModelPlan]) -> Plan:
         table_map = {name: t for name, m in self.known.items() if (t := self._read_from(name, m)) is not None}
         embedded = {name: m.query for name, m in self.known.items() if m.kind.inlined and m.query}
-        return Plan(self.env, self.window, tuple(plans), table_map, embedded, self.restatement,
-                    self.store.env_version(self.env))
+        return Plan(self.env, self.window, tuple(plans), table_map, embedded, self.restatement, self.basis)
 
     def model_plan(self, model: Model, entry: EnvEntry | None, source: str, applied: bool = False,
                    held: bool = True) -> ModelPlan:
