@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -16,110 +16,17 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.plan import forward, support, versions
-from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
+from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
+    ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
+)
 from pyspark_incr.plan.restatement import Restatement, restatement
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
-
-#: Change categories, in the words the plan shows.
-ADDED, CHANGED, METADATA, UNCHANGED, REMOVED = "added", "changed", "metadata", "unchanged", "removed"
-
-
-@dataclass(frozen=True)
-class ModelPlan:
-    """One model's part of a plan."""
-
-    name: str
-    model: Model
-    change: str
-    reason: str
-    fingerprint: str
-    metadata_hash: str
-    source: str
-    #: The version's physical table (or view), the external table, or None when inlined (EMBEDDED).
-    table: exp.Table | None
-    start_ms: int | None = None
-    expected: Interval | None = None
-    missing: IntervalSet = field(default_factory=IntervalSet)
-    batches: tuple[Interval, ...] = ()
-    #: The physical table must be (re)created and everything rebuilt: a new version, or its table is gone.
-    rebuild: bool = False
-    #: Intervals of this version already built (empty when rebuilding).
-    built: IntervalSet = field(default_factory=IntervalSet)
-    #: Whether the model's table exists in the catalog now.
-    table_exists: bool = False
-    #: How many of the batches may run at once.
-    batch_concurrency: int = 1
-    #: Where the environment shows the model (a view over ``table``); None for EXTERNAL and EMBEDDED.
-    view: exp.Table | None = None
-    #: Whether that view exists in the catalog now.
-    view_exists: bool = False
-    #: The table the environment held the model in before this plan (None when it did not hold it).
-    previous_table: str | None = None
-    #: SQLMesh's change category of a changed model (breaking, non-breaking, indirect ...); empty otherwise.
-    category: str = ""
-    #: False when the environment does not hold the model yet (a new environment starts as a copy of prod).
-    held: bool = True
-    #: A forward-only change keeping its table: how the columns change, the query's output conformed to the
-    #: table, what the model's policies refuse (apply stops) and what they warn about.
-    schema_change: SchemaChange | None = None
-    conform: tuple[tuple[str, str | None], ...] = ()
-    refusals: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> str:
-        return self.model.kind.name if self.model else ""
-
-    @property
-    def builds_object(self) -> bool:
-        return self.model.kind.builds_object
-
-    @property
-    def table_name(self) -> str | None:
-        return self.table.sql("spark") if self.table is not None else None
-
-    @property
-    def view_name(self) -> str | None:
-        return self.view.sql("spark") if self.view is not None else None
-
-    @property
-    def promotes(self) -> bool:
-        """True when the environment's view must be (re)pointed at this version once it is built."""
-        if self.view is None or self.view_name == self.table_name:  # a table of the layout before versions
-            return False
-        return self.change != UNCHANGED or not self.held or not self.view_exists
-
-    @property
-    def records_entry(self) -> bool:
-        """True when the environment's state must say it holds this version after the plan."""
-        return self.change != UNCHANGED or not self.held
-
-
-@dataclass(frozen=True)
-class Plan:
-    env: str
-    window: Window
-    models: tuple[ModelPlan, ...]
-    #: Every model this environment knows (planned or not), mapped to the table it reads it from.
-    table_map: dict[str, exp.Table]
-    #: EMBEDDED models' queries, inlined wherever they are read.
-    embedded: dict[str, str] = field(default_factory=dict)
-    #: What a restatement restates, and which models it leaves out and why.
-    restatement: Restatement = field(default_factory=Restatement)
-    #: The environment's state version the plan was computed from (``StateStore.env_version``).
-    basis: int = 0
-
-    @property
-    def unbuildable(self) -> list[ModelPlan]:
-        """Models this version cannot materialize, which would have to be built."""
-        return [m for m in self.models if m.change != REMOVED and m.rebuild and not can_build(m.model)]
-
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
                  physical_schema: str | None = None, categorize: Mapping[str, str] | None = None,
@@ -406,12 +313,3 @@ def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> in
     if entry is not None and entry.start_ms is not None:
         return entry.start_ms
     return model.schedule.latest_due(window.execution_ms, ignore_cron=window.ignore_cron).start
-
-
-def sample_interval(mp: ModelPlan, window: Window) -> Interval:
-    """An interval to render the query with when nothing else says which: the first batch, else the last due one."""
-    if mp.batches:
-        return mp.batches[0]
-    if mp.expected is not None and not mp.expected.empty:
-        return mp.expected
-    return mp.model.schedule.latest_due(window.execution_ms, ignore_cron=window.ignore_cron)
