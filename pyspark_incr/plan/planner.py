@@ -28,6 +28,7 @@ from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
 
+
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
                  physical_schema: str | None = None, categorize: Mapping[str, str] | None = None,
                  forward_only: bool = False, restate: str | None = None) -> Plan:
@@ -152,15 +153,7 @@ class _Context:
         self.hashes[model.name] = fingerprint
         table = self.physical(model, fingerprint, entry)
         if change == CHANGED:
-            decision = versions.decide(entry.parsed(), model, self.categories, self.overrides)
-            category, reason = decision.category, decision.reason
-            if decision.category in (versions.BREAKING, versions.NON_BREAKING) and entry.table_name \
-                    and forward.applies(model, self.forward_only):
-                category = forward.FORWARD_ONLY
-                table, reason = forward.table_for(model, fingerprint, entry.table_name, self.env, self.physical_schema)
-            elif decision.keeps_table and entry.table_name:
-                table = exp.to_table(entry.table_name, dialect="spark")
-            self.categories[model.name] = category
+            table, category, reason = self._changed(model, fingerprint, entry, table)
         concurrency, note = support.batch_concurrency(model)
         reason = _join(reason, note)
         view = self.view(model)
@@ -195,6 +188,21 @@ class _Context:
             planned = self._refresh(plan)
         self._note_changes(planned)
         return planned
+
+    def _changed(self, model: Model, fingerprint: str, entry: EnvEntry,
+                 table: exp.Table | None) -> tuple[exp.Table | None, str, str]:
+        """A changed model's table, category and reason: forward-only and indirect non-breaking changes keep
+        the table of the version they replace, others get the new version's."""
+        decision = versions.decide(entry.parsed(), model, self.categories, self.overrides)
+        category, reason = decision.category, decision.reason
+        if category in (versions.BREAKING, versions.NON_BREAKING) and entry.table_name \
+                and forward.applies(model, self.forward_only):
+            category = forward.FORWARD_ONLY
+            table, reason = forward.table_for(model, fingerprint, entry.table_name, self.env, self.physical_schema)
+        elif decision.keeps_table and entry.table_name:
+            table = exp.to_table(entry.table_name, dialect="spark")
+        self.categories[model.name] = category
+        return table, category, reason
 
     def _intervals(self, plan: ModelPlan) -> ModelPlan:
         model, window = plan.model, self.window
