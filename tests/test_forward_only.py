@@ -92,3 +92,21 @@ def test_a_forward_only_change_in_dev_is_previewed_in_a_table_prod_never_reuses(
     assert spark.table(preview).count() == 4
     assert physical(spark, name) == kept
     assert [r.action for r in promoted] == ["alter", "build"]
+
+
+def test_an_scd2_history_reading_a_rebuilt_parent_keeps_its_table_and_its_history(spark, isolated, built):
+    name, raw = built
+    history = f"{isolated}.history"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {history}, kind SCD_TYPE_2_BY_COLUMN (unique_key ds, columns [amount]), cron '@daily'); "
+        f"SELECT ds, amount FROM {name}"))
+    _call(spark, "apply", execution_time=DAY.format(4))
+    kept, rows = physical(spark, history), spark.table(history).count()
+
+    _call(spark, "create_model", definition=_model(name, f"(SELECT * FROM {raw} WHERE amount > 10) AS r"))
+    planned = {r.model: r.category for r in _call(spark, "plan", execution_time=DAY.format(4))}
+    _call(spark, "apply", execution_time=DAY.format(4))
+
+    assert planned == {name: "breaking", history: "forward-only"}
+    assert physical(spark, history) == kept
+    assert spark.table(history).count() >= rows

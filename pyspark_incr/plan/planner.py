@@ -195,8 +195,7 @@ class _Context:
         the table of the version they replace, others get the new version's."""
         decision = versions.decide(entry.parsed(), model, self.categories, self.overrides)
         category, reason = decision.category, decision.reason
-        if category in (versions.BREAKING, versions.NON_BREAKING) and entry.table_name \
-                and forward.applies(model, self.forward_only):
+        if category != versions.INDIRECT_NON_BREAKING and entry.table_name and forward.applies(model, self.forward_only):
             category = forward.FORWARD_ONLY
             table, reason = forward.table_for(model, fingerprint, entry.table_name, self.env, self.physical_schema)
         elif decision.keeps_table and entry.table_name:
@@ -223,6 +222,9 @@ class _Context:
 
     def _schema_change(self, plan: ModelPlan) -> ModelPlan:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""
+        if any(not self._listed_in(t) for p in parents(plan.model, self._tables) if (t := self._tables[p]) is not None):
+            return replace(plan, examine_at_build=True,
+                           reason=_join(plan.reason, "its columns are compared once the models it reads are built"))
         reading = self.plan([])
         ctx = BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
                            reading.table_map, reading.embedded)

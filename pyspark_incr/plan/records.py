@@ -58,6 +58,8 @@ class ModelPlan:
     conform: tuple[tuple[str, str | None], ...] = ()
     refusals: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: The schema change can only be examined once the models it reads are built (their tables are new).
+    examine_at_build: bool = False
 
     @property
     def kind(self) -> str:

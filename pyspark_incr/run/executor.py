@@ -15,15 +15,15 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
-from pyspark_incr.plan import schema_change
+from pyspark_incr.plan import forward, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
-from pyspark_incr.errors import AuditFailed
+from pyspark_incr.errors import AuditFailed, ModelDefinitionError
 from pyspark_incr.run import audits, lanes, progress, promote
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
@@ -61,12 +61,15 @@ class Executor:
         self._total = sum(max(1, len(m.batches)) for m in plan.models)
         self._lock = threading.Lock()
         self._names = [m.name for m in plan.models]
+        #: Model plans completed while building (a forward-only schema change examined after the parents).
+        self._replanned: dict[str, ModelPlan] = {}
 
     def execute(self) -> list[BatchResult]:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
         by_name = {m.name: m for m in self.plan.models}
         lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
-        self._promote([m for m in self.plan.models if m.change != REMOVED and self._promotable(m)])
+        self._promote([self._replanned.get(m.name, m) for m in self.plan.models
+                       if m.change != REMOVED and self._promotable(m)])
         self.store.append(t.RUNS, self._runs)
         order = {name: i for i, name in enumerate(by_name)}
         return sorted(self.results, key=lambda r: (order[r.model], r.interval is not None, r.interval and r.interval.start))
@@ -102,6 +105,9 @@ class Executor:
         writer = writer_for(mp.model)
         started = time.monotonic()
         try:
+            if mp.examine_at_build:
+                mp = self._examined(mp, ctx, writer)
+                ctx = replace(ctx, conform=mp.conform)
             if mp.schema_change is not None and mp.schema_change.describe():
                 self._alter(mp, started)
             if mp.rebuild:
@@ -118,6 +124,18 @@ class Executor:
         if mp.rebuild and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
         lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), mp.batch_concurrency)
+
+    def _examined(self, mp: ModelPlan, ctx: BuildContext, writer: Any) -> ModelPlan:
+        """The schema change of a forward-only model whose parents were just built; refused as apply would have."""
+        change, conform, refused, warned = forward.examine(ctx, writer, sample_interval(mp, self.plan.window))
+        if refused:
+            raise ModelDefinitionError(
+                f"model {mp.name}: its forward-only change to {mp.table_name} is refused: " + "; ".join(refused)
+                + ". Set on_destructive_change / on_additive_change to warn, allow or ignore")
+        examined = replace(mp, schema_change=change, conform=conform, warnings=tuple(warned), examine_at_build=False)
+        with self._lock:
+            self._replanned[mp.name] = examined
+        return examined
 
     def _alter(self, mp: ModelPlan, started: float) -> None:
         """A forward-only change keeping its table: add the new columns its policy lets in, and say what changed."""
