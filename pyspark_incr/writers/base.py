@@ -15,6 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
+from pyspark_incr.intervals.batching import batches
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
@@ -113,6 +114,11 @@ class TableWriter:
     """What the writers of stored tables share: which layouts they can build, and documenting the table."""
 
     kind: ClassVar[str] = ""
+
+    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
+                     per_partition: bool = False) -> list[Interval]:
+        """One job per ``batch_size`` units of each missing range (the whole range without one), or per unit."""
+        return batches(missing, model.schedule.unit, 1 if per_partition else getattr(model.kind, "batch_size", None))
 
     def partition_columns(self, model: Model) -> tuple[str, ...]:
         """Columns the table is partitioned by."""

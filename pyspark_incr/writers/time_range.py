@@ -21,8 +21,7 @@ from zoneinfo import ZoneInfo
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
-from pyspark_incr.intervals.batching import batches
-from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, output_filter
@@ -33,10 +32,6 @@ from pyspark_incr.writers.base import BuildContext, TableWriter, register
 @register
 class TimeRangeWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
-
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
-                     per_partition: bool = False) -> list[Interval]:
-        return batches(missing, model.schedule.unit, 1 if per_partition else model.kind.batch_size)
 
     def audited_rows(self, ctx: BuildContext, interval: Interval) -> exp.Expression:
         """Only the batch's interval of the table."""

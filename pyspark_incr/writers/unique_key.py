@@ -25,8 +25,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from pyspark_incr.errors import DuplicateKeyError, ModelDefinitionError, ModelQueryError
-from pyspark_incr.intervals.batching import batches
-from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
 from pyspark_incr.writers import formats, generations, merge_frames, merge_sql, partitions
@@ -37,10 +36,6 @@ from pyspark_incr.writers.base import BuildContext, TableWriter, first_line, reg
 @register
 class UniqueKeyWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_UNIQUE_KEY"
-
-    def plan_batches(self, model: Model, expected: Interval, missing: IntervalSet,
-                     per_partition: bool = False) -> list[Interval]:
-        return batches(missing, model.schedule.unit, 1 if per_partition else model.kind.batch_size)
 
     def check(self, model: Model) -> None:
         super().check(model)
