@@ -35,6 +35,20 @@ class Interval:
     def empty(self) -> bool:
         return self.end == self.start
 
+    @classmethod
+    def between(cls, start: int | None, end: int | None) -> "Interval":
+        """``[start, end)`` where a missing bound is the start or end of the whole time line.
+
+        >>> Interval.between(None, 5) == Interval(BEGINNING, 5), Interval.between(None, None) == ALL_TIME
+        (True, True)
+        """
+        return cls(BEGINNING if start is None else start, END if end is None else end)
+
+
+#: The ends of the time line: far enough out for any interval, small enough for epoch-ms arithmetic.
+BEGINNING, END = -(2**62), 2**62
+ALL_TIME = Interval(BEGINNING, END)
+
 
 class IntervalSet:
     """A normalized (sorted, disjoint, non-adjacent) set of intervals.

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyspark_incr.errors import ArgumentError
-from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.ranges import BEGINNING, END, Interval
 from pyspark_incr.model.definition import Model
 from pyspark_incr.plan.environment import PROD
 from pyspark_incr.plan.sources import select_models
@@ -69,8 +69,8 @@ def _not_restatable(model: Model, env: str, table: str | None, prod_tables: set[
 def _on_grid(model: Model, span: Interval) -> Interval:
     """``span`` widened to whole intervals of ``model``."""
     schedule = model.schedule
-    start = schedule.floor(span.start) if span.start > -(2**62) else span.start
-    if span.end >= 2**62:
+    start = schedule.floor(span.start) if span.start > BEGINNING else span.start
+    if span.end >= END:
         return Interval(start, span.end)
     end = schedule.floor(span.end - 1)
     return Interval(start, schedule.unit.add(end, 1))

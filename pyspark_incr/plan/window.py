@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyspark_incr.errors import ArgumentError
-from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.ranges import BEGINNING, END, Interval
 from pyspark_incr.intervals.times import to_datetime
 from pyspark_incr.model.definition import Model
 
@@ -24,8 +24,8 @@ class Window:
 
 def restriction(model: Model, window: Window) -> Interval:
     """The range ``start``/``end`` allow for ``model``; a bound off its interval grid is an error."""
-    lo = _aligned(model, "start", window.start_ms) if window.start_ms is not None else -(2**62)
-    hi = _aligned(model, "end", window.end_ms) if window.end_ms is not None else 2**62
+    lo = _aligned(model, "start", window.start_ms) if window.start_ms is not None else BEGINNING
+    hi = _aligned(model, "end", window.end_ms) if window.end_ms is not None else END
     return Interval(lo, max(lo, hi))
 
 

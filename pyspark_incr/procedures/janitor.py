@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.errors import ArgumentError
+from pyspark_incr.intervals.ranges import ALL_TIME
 from pyspark_incr.plan.environment import physical_table
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -30,8 +31,6 @@ from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import generations, tables
 
-#: The whole time line: a remove row over it leaves no interval built.
-_ALL_TIME = (-(2**62), 2**62)
 _VERSION = re.compile(r"[0-9a-f]{10}")
 #: An environment name as a forward-only preview table's suffix (lowercased, as the catalog lists it).
 _ENV = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -87,10 +86,10 @@ def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tu
                 candidates.append((exp.table_(name, db=schema, quoted=True), seen))
     if not dry and candidates:
         # State first: a crash between the two leaves a table state claims nothing of, never the reverse.
-        store.append(t.INTERVALS, [{
-            "table_name": table.sql("spark"), "fingerprint": seen.fingerprint, "model": seen.model,
-            "start_ms": _ALL_TIME[0], "end_ms": _ALL_TIME[1], "op": "remove", "run_id": "janitor",
-        } for table, seen in candidates])
+        store.append(t.INTERVALS, [
+            t.interval_row(table.sql("spark"), seen.fingerprint, seen.model, ALL_TIME.start, ALL_TIME.end, "remove",
+                           "janitor")
+            for table, seen in candidates])
         for table, _ in candidates:
             _drop(spark, table)
     action = "would drop" if dry else "dropped"

@@ -51,13 +51,13 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
 )
 def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
             execution_time: str | None, concurrency: int | None) -> list[tuple]:
-    span = Interval(to_ms(start, "start") if start else -(2**62), to_end_ms(end, "end") if end else 2**62)
+    span = Interval.between(to_ms(start, "start") if start else None, to_end_ms(end, "end") if end else None)
     if span.empty:
         raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
     store = StateStore(spark)
     plan = plan_run(store, env_arg(spark, env), window_arg(None, None, execution_time), None, restate=model, span=span)
     results = Executor(spark, store, plan, "restate", concurrency_arg(spark, concurrency)).execute()
-    skipped = [(name, why) for name, why in sorted(plan.restatement.skipped.items())]
+    skipped = sorted(plan.restatement.skipped.items())
     return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
 
 
@@ -83,7 +83,8 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
 )
 def status(spark: Any, model: str | None, env: str | None, execution_time: str | None,
            since: str | None, until: str | None) -> list[tuple]:
-    shown = IntervalSet([Interval(to_ms(since, "since") if since else -(2**62), to_end_ms(until, "until") if until else 2**62)])
+    shown = IntervalSet([Interval.between(to_ms(since, "since") if since else None,
+                                          to_end_ms(until, "until") if until else None)])
     store = StateStore(spark)
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.ranges import ALL_TIME, Interval, IntervalSet
 from pyspark_incr.plan import forward, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
@@ -29,9 +29,6 @@ from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
-
-_ALL_TIME = Interval(-(2**62), 2**62)
-
 
 @dataclass(frozen=True)
 class BatchResult:
@@ -112,9 +109,9 @@ class Executor:
                 self._alter(mp, started)
             if mp.rebuild:
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
-                self._record_intervals(mp, _ALL_TIME, "remove")  # whatever state said of an earlier table so named
+                self._record_intervals(mp, ALL_TIME, "remove")  # whatever state said of an earlier table so named
                 if not mp.model.kind.has_intervals:  # its object is complete: a rerun need not rebuild it
-                    self._record_intervals(mp, _ALL_TIME, "add")
+                    self._record_intervals(mp, ALL_TIME, "add")
             elif mp.change == METADATA:
                 writer.document(ctx, sample_interval(mp, self.plan.window))
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
@@ -129,9 +126,7 @@ class Executor:
         """The schema change of a forward-only model whose parents were just built; refused as apply would have."""
         change, conform, refused, warned = forward.examine(ctx, writer, sample_interval(mp, self.plan.window))
         if refused:
-            raise ModelDefinitionError(
-                f"model {mp.name}: its forward-only change to {mp.table_name} is refused: " + "; ".join(refused)
-                + ". Set on_destructive_change / on_additive_change to warn, allow or ignore")
+            raise ModelDefinitionError(schema_change.refusal(f"model {mp.name}", mp.table_name, refused))
         examined = replace(mp, schema_change=change, conform=conform, warnings=tuple(warned), examine_at_build=False)
         with self._lock:
             self._replanned[mp.name] = examined
@@ -233,10 +228,8 @@ class Executor:
             self.failed.add(mp.name)
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
-        self.store.append(t.INTERVALS, [{
-            "table_name": mp.table_name, "fingerprint": mp.fingerprint, "model": mp.name,
-            "start_ms": interval.start, "end_ms": interval.end, "op": op, "run_id": self.run_id,
-        }])
+        self.store.append(t.INTERVALS, [t.interval_row(mp.table_name, mp.fingerprint, mp.name, interval.start,
+                                                       interval.end, op, self.run_id)])
 
     def _env_row(self, mp: ModelPlan, op: str) -> dict:
         return {

@@ -14,6 +14,7 @@ from operator import itemgetter
 from typing import Any, Iterable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from pyspark_incr.config import STATE_SCHEMA, setting
@@ -146,23 +147,19 @@ class StateStore:
 
     def environment(self, env: str) -> dict[str, EnvEntry]:
         """The model versions ``env`` holds now."""
-        return self.environments().get(env, {})
+        return _held(self.read(t.ENVIRONMENTS), env).get(env, {})
 
     def env_version(self, env: str) -> int:
         """The ``seq`` of ``env``'s latest state row (0 when it has none): it changes with every apply to it."""
         rows = self.read(t.ENVIRONMENTS)
         if not rows.num_rows:
             return 0
-        seqs = [q for e, q in zip(rows.column("env").to_pylist(), rows.column("seq").to_pylist()) if e == env]
-        return max(seqs, default=0)
+        latest = pc.max(rows.filter(pc.equal(rows["env"], env))["seq"]).as_py()
+        return latest or 0
 
     def environments(self) -> dict[str, dict[str, EnvEntry]]:
         """Every environment holding at least one model, with the model versions it holds now."""
-        current: dict[str, dict[str, EnvEntry | None]] = {}
-        for row in _in_seq(self.read(t.ENVIRONMENTS)):
-            current.setdefault(row["env"], {})[row["model"]] = _entry(row) if row["op"] == "apply" else None
-        held = {env: {k: v for k, v in models.items() if v is not None} for env, models in current.items()}
-        return {env: models for env, models in sorted(held.items()) if models}
+        return {env: models for env, models in sorted(_held(self.read(t.ENVIRONMENTS)).items()) if models}
 
     # -- intervals ----------------------------------------------------------
 
@@ -225,6 +222,16 @@ def _columns(spark: Any, schema: str, name: str) -> list[str] | None:
     except Exception:  # noqa: BLE001 - no JVM catalog at hand (Spark Connect): ask through the public API
         qualified = exp.table_(name, db=schema, quoted=True).sql("spark")
         return spark.table(qualified).columns if spark.catalog.tableExists(qualified) else None
+
+
+def _held(rows: pa.Table, env: str | None = None) -> dict[str, dict[str, EnvEntry]]:
+    """Per environment (only ``env`` when given), the entries its rows leave after folding them in ``seq`` order."""
+    if env is not None and rows.num_rows:
+        rows = rows.filter(pc.equal(rows["env"], env))
+    current: dict[str, dict[str, EnvEntry | None]] = {}
+    for row in _in_seq(rows):
+        current.setdefault(row["env"], {})[row["model"]] = _entry(row) if row["op"] == "apply" else None
+    return {e: {k: v for k, v in models.items() if v is not None} for e, models in current.items()}
 
 
 def _entry(row: dict[str, Any]) -> EnvEntry:

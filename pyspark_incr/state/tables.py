@@ -110,6 +110,13 @@ def next_seq() -> int:
         return _last_seq
 
 
+def interval_row(table_name: str | None, fingerprint: str | None, model: str, start_ms: int, end_ms: int,
+                 op: str, run_id: str) -> dict[str, Any]:
+    """One row of INTERVALS: ``op`` ('add' or 'remove') of ``[start_ms, end_ms)`` for a physical table."""
+    return {"table_name": table_name, "fingerprint": fingerprint, "model": model, "start_ms": start_ms,
+            "end_ms": end_ms, "op": op, "run_id": run_id}
+
+
 def to_arrow(table: StateTable, rows: list[dict[str, Any]]) -> pa.Table:
     """Rows (dicts) as an Arrow table of ``table``'s exact schema."""
     return pa.Table.from_pylist(rows, schema=table.schema)
