@@ -106,8 +106,7 @@ class _Context:
         if not selector:
             return
         if span is None:
-            span = Interval(self.window.start_ms if self.window.start_ms is not None else -(2**62),
-                            self.window.end_ms if self.window.end_ms is not None else 2**62)
+            span = Interval.between(self.window.start_ms, self.window.end_ms)
         prod = {e.table_name for e in self.store.environment(PROD).values()} if self.env != PROD else set()
         tables = {name: entry.table_name for name, entry in self.current.items()}
         self.restatement = restatement(self.known, selector, span, self.env, tables, prod)
@@ -225,10 +224,8 @@ class _Context:
         if any(not self._listed_in(t) for p in parents(plan.model, self._tables) if (t := self._tables[p]) is not None):
             return replace(plan, examine_at_build=True,
                            reason=_join(plan.reason, "its columns are compared once the models it reads are built"))
-        reading = self.plan([])
-        ctx = BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
-                           reading.table_map, reading.embedded)
-        change, conform, refused, warned = forward.examine(ctx, writer_for(plan.model), sample_interval(plan, self.window))
+        change, conform, refused, warned = forward.examine(self._build_context(plan), writer_for(plan.model),
+                                                          sample_interval(plan, self.window))
         reason = plan.reason
         if refused:
             reason = _join(reason, "refused by on_additive_change/on_destructive_change: " + "; ".join(refused))
@@ -249,13 +246,16 @@ class _Context:
         if changed:
             reason = f"reads {', '.join(changed)}, which this plan changes: refresh"
         else:
-            reading = self.plan([])  # models planned so far keep the version they are read at
-            ctx = BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
-                               reading.table_map, reading.embedded)
-            reason = writer_for(plan.model).stale(ctx, interval)
+            reason = writer_for(plan.model).stale(self._build_context(plan), interval)
         if reason is None:
             return plan
         return replace(plan, batches=(interval,), reason=_join(plan.reason, reason))
+
+    def _build_context(self, plan: ModelPlan) -> BuildContext:
+        """What a writer needs to look at ``plan``'s model now; the models planned so far are read at their new versions."""
+        reading = self.plan([])
+        return BuildContext(self.spark, plan.model, plan.table, self.window.execution_ms,
+                            reading.table_map, reading.embedded)
 
     def _note_changes(self, plan: ModelPlan) -> None:
         through = not plan.model.kind.has_intervals and parents(plan.model, self._changing)

@@ -98,6 +98,17 @@ def projection(query_columns: list[str], change: SchemaChange, additive: str | N
     return tuple(kept) + tuple((n, t) for n, t in change.dropped)
 
 
+def refusal(where: str, table: str | None, refused: list[str] | tuple[str, ...]) -> str:
+    """The error of a forward-only change the policies refuse, naming each column change and the fix.
+
+    >>> refusal("model s.t", "p.t", ["drops column a int"])
+    'model s.t: its forward-only change to p.t is refused: drops column a int. Set on_destructive_change / on_additive_change to warn, allow or ignore, or apply it as a rebuild (forward_only false)'
+    """
+    return (f"{where}: its forward-only change to {table} is refused: " + "; ".join(refused)
+            + ". Set on_destructive_change / on_additive_change to warn, allow or ignore, "
+            "or apply it as a rebuild (forward_only false)")
+
+
 def columns_to_add(change: SchemaChange, additive: str | None) -> tuple[Column, ...]:
     """The columns ``ALTER TABLE ... ADD COLUMNS`` adds: the new ones, unless additive changes are ignored.
 

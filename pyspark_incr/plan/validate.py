@@ -12,6 +12,7 @@ from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
+from pyspark_incr.plan import schema_change
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.run import audits, promote
 from pyspark_incr.writers import WRITERS, can_build, formats, tables, writer_for
@@ -32,10 +33,7 @@ def validate(spark: Any, plan: Plan, building: bool = True) -> None:
     for mp in plan.models if building else ():
         if mp.refusals:
             raise ModelDefinitionError(
-                f"model {mp.name} ({mp.model.located}): its forward-only change to {mp.table_name} is refused: "
-                + "; ".join(mp.refusals) + ". Set on_destructive_change / on_additive_change to warn, allow or "
-                "ignore, or apply it as a rebuild (forward_only false)"
-            )
+                schema_change.refusal(f"model {mp.name} ({mp.model.located})", mp.table_name, mp.refusals))
     for mp in plan.models:
         if mp.change not in ("removed", "unchanged"):
             for call in mp.model.audits:

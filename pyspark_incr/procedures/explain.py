@@ -37,14 +37,13 @@ from pyspark_incr.writers.base import BuildContext
 def explain(spark: Any, model: str, env: str | None, execution_time: str | None) -> list[tuple]:
     env_name, name = env_arg(spark, env), model.strip().lower()
     window = window_arg(None, None, execution_time, ignore_cron=True)
-    known = StateStore(spark).environment(env_name)
+    store = StateStore(spark)
+    known = store.environment(env_name)
     if name not in known:
         raise UnknownModelError(f"explain: model {model!r} is not in environment {env_name} "
                                 f"(it holds: {', '.join(sorted(known)) or 'none'})")
-    plan = plan_run(StateStore(spark), env_name, window, f"+{name}")  # with the models it reads
-    mp = next((m for m in plan.models if m.name == name), None)
-    if mp is None:
-        raise UnknownModelError(f"explain: model {model!r} is not in environment {env_name}")
+    plan = plan_run(store, env_name, window, f"+{name}")  # with the models it reads
+    mp = next(m for m in plan.models if m.name == name)
     rows = [("table", name, mp.table_name or "(inlined into its children)", None),
             ("view", name, mp.view_name or "(none)", None)]
     if mp.model.query is None:

@@ -5,13 +5,10 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
+from pyspark_incr.model.macros import PREFIX
 from pyspark_incr.safety.durations import _int_value, _interval_ms, _Underivable, _unit_ms
 from pyspark_incr.safety.evidence import _note, _Tie
 from pyspark_incr.safety.lineage import _relation
-
-#: Prefix ``hide_macros`` gives ``@name`` when a query is parsed in another dialect.
-_HIDDEN = "__incr_macro__"
-
 
 _UNTIED = "untied"  # a constant or a row-local value: it narrows a read, never locates it
 
@@ -20,8 +17,8 @@ def _macro_name(node: exp.Expression) -> str | None:
     """The run-window macro ``node`` is (``@start_ds`` as Parameter, or hidden as a column)."""
     if isinstance(node, exp.Parameter):
         name = node.name.lower()
-    elif isinstance(node, exp.Column) and not node.table and node.name.lower().startswith(_HIDDEN):
-        name = node.name.lower()[len(_HIDDEN):]
+    elif isinstance(node, exp.Column) and not node.table and node.name.lower().startswith(PREFIX):
+        name = node.name.lower()[len(PREFIX):]
     else:
         return None
     # start/end macros bound the run; execution_* is "now" and says nothing about the window.
