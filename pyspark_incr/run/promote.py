@@ -30,15 +30,8 @@ def view_sql(view: exp.Table, table: exp.Table, columns: list[str], model: Any) 
     >>> print(view_sql(exp.to_table("s.t"), exp.to_table("p.s__t__01"), ["a", "b"], m))
     CREATE OR REPLACE VIEW s.t (`a` COMMENT 'The a', `b`) COMMENT 'Daily' AS SELECT `a`, `b` FROM p.s__t__01
     """
-    comments = dict(model.column_descriptions)
-    listed = ", ".join(
-        tables.quoted(c) + (f" COMMENT {docs.literal(comments[c])}" if c in comments else "") for c in columns
-    )
-    clauses = f" COMMENT {docs.literal(model.description)}" if model.description else ""
-    clauses += docs.properties_clause(docs.table_properties(model))
     select = ", ".join(tables.quoted(c) for c in columns)
-    return (f"CREATE OR REPLACE VIEW {view.sql('spark')} ({listed}){clauses} "
-            f"AS SELECT {select} FROM {table.sql('spark')}")
+    return docs.create_view_sql(view, columns, model, f"SELECT {select} FROM {table.sql('spark')}")
 
 
 def check_the_way(spark: Any, mp: Any) -> None:

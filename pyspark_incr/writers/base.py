@@ -128,13 +128,15 @@ class TableWriter:
         """The rows the model holds for ``interval``, as a DataFrame."""
         return ctx.dataframe(ctx.query(interval))
 
-    def prepare(self, ctx: "BuildContext", interval: Interval) -> None:
-        """(Re)create the table with the output's schema when the version is new or the table is gone."""
+    def prepare(self, ctx: "BuildContext", interval: Interval) -> Any:
+        """(Re)create the table with the output's schema when the version is new or the table is gone (whatever
+        object stood there, view or table, is dropped); the output DataFrame, for a writer that fills it now."""
         df = self.output(ctx, interval)
         tables.ensure_schema(ctx.spark, ctx.table)
         if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
             tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
+        return df
 
     def check(self, model: Model) -> None:
         """Refuse, before anything changes, a layout this version cannot build (formats: see ``formats.check``)."""

@@ -40,6 +40,24 @@ def properties_clause(props: dict[str, str]) -> str:
     return " TBLPROPERTIES (" + ", ".join(f"{literal(k)} = {literal(v)}" for k, v in sorted(props.items())) + ")"
 
 
+def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql: str) -> str:
+    """``CREATE OR REPLACE VIEW`` with the model's column comments, description and properties.
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> m = parse_model("MODEL (name s.t, kind FULL, description 'Daily', column_descriptions (a = 'The a')); SELECT 1 AS a, 2 AS b")
+    >>> print(create_view_sql(exp.to_table("s.t"), ["a", "b"], m, "SELECT a, b FROM p.s__t__01"))
+    CREATE OR REPLACE VIEW s.t (`a` COMMENT 'The a', `b`) COMMENT 'Daily' AS SELECT a, b FROM p.s__t__01
+    """
+    comments = dict(model.column_descriptions)
+    listed = ", ".join(
+        exp.to_identifier(c, quoted=True).sql("spark") + (f" COMMENT {literal(comments[c])}" if c in comments else "")
+        for c in columns
+    )
+    clauses = f" COMMENT {literal(model.description)}" if model.description else ""
+    clauses += properties_clause(table_properties(model))
+    return f"CREATE OR REPLACE VIEW {view.sql('spark')} ({listed}){clauses} AS {query_sql}"
+
+
 def columns_ddl(spark: Any, df: Any, model: Model) -> str:
     """``df``'s columns as DDL (written by Spark itself), with the model's column descriptions as comments."""
     comments = dict(model.column_descriptions)

@@ -20,7 +20,7 @@ import hashlib
 from typing import Any, ClassVar
 
 from pyspark_incr.intervals.ranges import Interval
-from pyspark_incr.writers import docs, tables
+from pyspark_incr.writers import docs
 from pyspark_incr.writers.base import BuildContext
 from pyspark_incr.writers.full import FullWriter
 
@@ -34,14 +34,13 @@ class MaterializedView(FullWriter):
     kind: ClassVar[str] = "VIEW"
 
     def prepare(self, ctx: BuildContext, interval: Interval) -> None:
-        """Create the table (replacing a plain view of an earlier version) and fill it."""
-        if tables.exists(ctx.spark, ctx.table) and tables.is_view(ctx.spark, ctx.table):
-            tables.drop(ctx.spark, ctx.table)
-        super().prepare(ctx, interval)
-        self.write(ctx, interval)
+        """Create the table and fill it with the output its creation analyzed."""
+        self._fill(ctx, super().prepare(ctx, interval))
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
-        df = self.output(ctx, interval)
+        return self._fill(ctx, self.output(ctx, interval))
+
+    def _fill(self, ctx: BuildContext, df: Any) -> int | None:
         version = sources_version(df)  # before writing: a source changing meanwhile makes the next run refresh
         rows = self.replace(ctx, df)
         ctx.spark.sql(f"ALTER TABLE {ctx.table_sql} SET{docs.properties_clause({docs.SOURCES_VERSION: version or ''})}")

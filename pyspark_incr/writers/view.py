@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from sqlglot import exp
 
 from pyspark_incr.writers import docs, tables
 from pyspark_incr.writers.base import BuildContext, register
@@ -35,14 +34,7 @@ class ViewWriter:
         tables.ensure_schema(ctx.spark, ctx.table)
         if tables.exists(ctx.spark, ctx.table) and not tables.is_view(ctx.spark, ctx.table):
             tables.drop(ctx.spark, ctx.table)
-        comments = dict(ctx.model.column_descriptions)
-        columns = ", ".join(
-            exp.to_identifier(c, quoted=True).sql("spark") + (f" COMMENT {docs.literal(comments[c])}" if c in comments else "")
-            for c in df.columns
-        )
-        clauses = f" COMMENT {docs.literal(ctx.model.description)}" if ctx.model.description else ""
-        clauses += docs.properties_clause(docs.table_properties(ctx.model))
-        ctx.spark.sql(f"CREATE OR REPLACE VIEW {ctx.table_sql} ({columns}){clauses} AS {query.sql('spark')}")
+        ctx.spark.sql(docs.create_view_sql(ctx.table, df.columns, ctx.model, query.sql("spark")))
 
     def check(self, model: Model) -> None:
         """Any plain view can be built; a materialized one needs a layout a stored table can have."""
