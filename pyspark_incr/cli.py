@@ -51,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--ignore-cron", action="store_true")
         if name in ("plan", "apply", "run"):
             p.add_argument("--per-partition", action="store_true", help="one interval per job")
+            p.add_argument("--allow-downgrade", action="store_true",
+                           help="rebuild a model the safety check refuses whole, in one job, instead of failing")
         if name in ("apply", "run"):
             p.add_argument("--concurrency", type=int, default=None, help="models built at once (default 4)")
         p.set_defaults(handler=_procedure)
@@ -78,7 +80,7 @@ def _procedure(args: argparse.Namespace, _: list[str]) -> int:
 def _call(spark: Any, args: argparse.Namespace) -> int:
     names = ("env", "project", "select", "start", "end", "execution_time", "model", "concurrency")
     values = {n: getattr(args, n, None) for n in names}
-    for flag in ("ignore_cron", "per_partition"):
+    for flag in ("ignore_cron", "per_partition", "allow_downgrade"):
         if getattr(args, flag, False):
             values[flag] = True
     if values.get("project"):

@@ -9,6 +9,8 @@ import pytest
 from conftest import call as _call, physical
 
 T = "2024-01-04 00:00:00"
+RANKED = ("MODEL (name {ranked}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily'); "
+          "SELECT ds, shop, ROW_NUMBER() OVER (ORDER BY amount) AS rn\nFROM {daily} WHERE ds BETWEEN @start_ds AND @end_ds")
 
 
 @pytest.fixture()
@@ -20,11 +22,8 @@ def models(spark, isolated):
     _call(spark, "create_model", definition=(
         f"MODEL (name {daily}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily'); "
         f"SELECT ds, shop, amount FROM {isolated}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds"))
-    _call(spark, "create_model", definition=(
-        f"MODEL (name {ranked}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily'); "
-        f"SELECT ds, shop, ROW_NUMBER() OVER (ORDER BY amount) AS rn\n"
-        f"FROM {daily} WHERE ds BETWEEN @start_ds AND @end_ds"))
-    _call(spark, "apply", execution_time=T)
+    _call(spark, "create_model", definition=RANKED.format(ranked=ranked, daily=daily))
+    _call(spark, "apply", execution_time=T, allow_downgrade=True)
     return daily, ranked
 
 
@@ -43,6 +42,7 @@ def test_explain_shows_tables_sql_a_safe_verdict_and_a_partition_local_bound(spa
     assert rows[("safety", f"{isolated}.copy")].detail == "safe"
     assert json.loads(rows[("bound", daily)].json) == {"type": "bounded", "partition_col": "ds",
                                                        "before": "PT0S", "after": "PT0S"}
+    assert rows[("pushdown", daily)].detail == "ds >= run start - PT0S AND ds < run end + PT0S"
     assert rows[("batch_safety", f"{isolated}.copy")].detail == "fully batch safe"
 
 
@@ -52,7 +52,8 @@ def test_explain_lists_each_unsafe_construct_with_its_position(spark, isolated, 
     rows = _call(spark, "explain", model=ranked, execution_time=T)
 
     findings = [(r.name, json.loads(r.json)["line"], json.loads(r.json)["column"]) for r in rows if r.item == "finding"]
-    assert findings == [("window", 1, 18)]
+    # positions are in the definition's text: the query follows the MODEL block on its first line
+    assert findings == [("window", 1, RANKED.format(ranked=ranked, daily="d").index("ROW_NUMBER") + 1)]
     assert [r.detail for r in rows if r.item == "batch_safety"] == ["per-partition only"]
 
 

@@ -216,7 +216,7 @@ VALID = {
     "when_matched": "WHEN MATCHED THEN UPDATE SET target.a = source.a", "merge_filter": "source.ds > target.ds",
     "valid_from_name": "vf", "valid_to_name": "vt", "invalidate_hard_deletes": "false", "time_data_type": "DATE",
     "updated_at_name": "u", "updated_at_as_valid_from": "true", "execution_time_as_valid_from": "true",
-    "cursor_column": "ts", "initial_value": "0",
+    "cursor_column": "ts", "initial_value": "0", "safety_overrides": "(allow_limit = true)",
 }
 
 

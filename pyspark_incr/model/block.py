@@ -97,7 +97,7 @@ def parse_block(text: str, where: str = "definition") -> Block:
         rest += 1
     if rest >= len(tokens):
         return Block(properties, "", tokens[-1].line)
-    return Block(properties, text[tokens[rest].start :].strip(), tokens[rest].line)
+    return Block(properties, text[tokens[rest].start :].strip(), tokens[rest].line, _col(tokens[rest]))
 
 
 def split_blocks(text: str, keyword: str, where: str) -> list[Block]:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,11 +31,43 @@ from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
 from pyspark_incr.model.values import (
     as_bool, as_calls, as_choice, as_column_types, as_dialect, as_expressions, as_literal_mapping, as_model_names,
-    as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
+    _items, _pairs, _value, _word, as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
 )
+from pyspark_incr.safety.rules import OVERRIDES
 
 TABLE_FORMATS = ("parquet", "delta", "iceberg")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def as_safety_overrides(prop: Property, where: str) -> tuple[str, ...]:
+    """``(allow_limit = true, ...)`` or ``(allow_limit, allow_having)``: the overrides turned on, sorted.
+
+    >>> from pyspark_incr.model.block import parse_block
+    >>> as_safety_overrides(parse_block("MODEL (name a.b, safety_overrides (allow_limit = true, allow_having = false))"
+    ...                                 ).properties["safety_overrides"], "m")
+    ('allow_limit',)
+    """
+    items = _items(_value(prop, where))
+    if all(isinstance(i, (exp.EQ, exp.PropertyEQ)) for i in items):
+        chosen = [name for name, value in _pairs(prop, where) if _truth(value, prop, where)]
+    else:
+        chosen = [w for w in as_words(prop, where)]
+    for name in chosen:
+        if name.lower() not in OVERRIDES:
+            close = difflib.get_close_matches(name.lower(), OVERRIDES, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ModelDefinitionError(f"{where}: {prop.at}: unknown safety override {name!r}{hint} "
+                                       f"(known: {', '.join(OVERRIDES)})")
+    return tuple(sorted({n.lower() for n in chosen}))
+
+
+def _truth(value: exp.Expression, prop: Property, where: str) -> bool:
+    word = value.this if isinstance(value, exp.Boolean) else _word(value)
+    if word in (True, False):
+        return bool(word)
+    if isinstance(word, str) and word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    raise ModelDefinitionError(f"{where}: {prop.at}: safety_overrides values must be true or false, got {prop.text!r}")
 
 
 def as_weekday(prop: Property, where: str) -> int:
@@ -73,6 +106,8 @@ class Model:
     audits: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     #: The project's custom audits (``audits/*.sql``) the model calls: it carries them, so a run needs no project.
     custom_audits: tuple[AuditDef, ...] = ()
+    #: Incremental safety rules the owner vouches for (``allow_window_functions``, ...): see ``pyspark_incr.safety``.
+    safety_overrides: tuple[str, ...] = ()
     #: Tables the query reads (after CTE resolution), lowercased ``schema.table``.
     depends_on: tuple[str, ...] = ()
     #: Hash of data the model loads from outside its definition (a SEED's CSV); part of the data fingerprint.
@@ -131,6 +166,7 @@ MODEL_PROPS: tuple[Prop, ...] = (
     Prop("dialect", as_dialect, METADATA),
     Prop("references", as_model_names, METADATA),
     Prop("audits", as_calls, METADATA, aliases=("assertions",)),
+    Prop("safety_overrides", as_safety_overrides, METADATA),
 )
 
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Mapping
+from dataclasses import fields
+from typing import Any, Mapping
 
 from pyspark_incr.model.definition import MODEL_PROPS, Model
+from pyspark_incr.model.kinds import KindBase
 from pyspark_incr.model.properties import DATA, METADATA, fields_affecting
 
 _MODEL_DATA = fields_affecting(MODEL_PROPS, DATA)
-_MODEL_METADATA = tuple(f for f in fields_affecting(MODEL_PROPS, METADATA) if f not in ("grain", "grains", "dialect"))
+#: Fields added after hashes were first stored: hashed only when set, so models not using them keep their hash.
+_WHEN_SET = ("safety_overrides",)
+_MODEL_METADATA = tuple(f for f in fields_affecting(MODEL_PROPS, METADATA)
+                        if f not in ("grain", "grains", "dialect", *_WHEN_SET))
 
 
 def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
@@ -37,10 +42,24 @@ def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
         "query": model.query,
         "content": model.content_hash,
         "kind": kind.name,
-        "kind_props": {f: getattr(kind, f) for f in kind.__dataclass_fields__ if f not in kind.build_fields()},
+        "kind_props": kind_fields(kind),
         "props": {f: getattr(model, f) for f in _MODEL_DATA},
         "parents": sorted((parents or {}).items()),
     })
+
+
+def kind_fields(kind: KindBase) -> dict[str, Any]:
+    """The kind's data fields (not its class attributes, whose reprs hold memory addresses, nor build fields).
+
+    Stable across processes, which a stored fingerprint relies on:
+
+    >>> from pyspark_incr.model.definition import parse_model
+    >>> kind_fields(parse_model("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds").kind)
+    {'time_column': 'ds', 'time_column_format': None}
+    """
+    build = kind.build_fields()
+    return {f.name: v for f in fields(kind) if f.name not in build
+            and ((v := getattr(kind, f.name)) is not None or f.name not in kind.hashed_when_set)}
 
 
 def metadata_hash(model: Model) -> str:
@@ -61,9 +80,11 @@ def metadata_hash(model: Model) -> str:
         "unit": model.schedule.unit.value,
         "week_start": model.schedule.week_start,
         "grains": model.grains,
-        "build": {f: getattr(model.kind, f) for f in model.kind.build_fields()},
+        "build": {f: v for f in model.kind.build_fields()
+                  if (v := getattr(model.kind, f)) is not None or f not in model.kind.hashed_when_set},
         "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit", "week_start")},
     }
+    payload["props"].update({f: v for f in _WHEN_SET if (v := getattr(model, f))})
     if model.custom_audits:  # only then, so models without them keep the hash they were applied with
         payload["custom_audits"] = [a.fingerprint() for a in model.custom_audits]
     return _hash(payload)

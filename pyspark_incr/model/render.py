@@ -59,6 +59,7 @@ def render_query(
     this_table: exp.Table | None = None,
     embedded: dict[str, str] | None = None,
     macros: dict[str, exp.Expression] | None = None,
+    pushdown: dict[str, exp.Expression] | None = None,
 ) -> exp.Query:
     """The model query with runtime macros substituted and other models mapped to what this environment reads.
 
@@ -68,6 +69,14 @@ def render_query(
     ``@is_backfill``); without them those render as on a first load without ``initial_value``
     (:data:`FIRST_LOAD`), which is what plan validation analyzes. Only cursor models reach that
     default: parsing refuses the cursor macros in every other kind.
+    ``pushdown`` maps models to a filter over their own columns: each reference reads only those rows
+    (``(SELECT * FROM table WHERE filter) AS alias``; see :mod:`pyspark_incr.safety.pushdown`).
+
+    >>> from pyspark_incr.intervals import Interval, to_ms
+    >>> day = Interval(to_ms("2024-01-01"), to_ms("2024-01-02"))
+    >>> render_query("SELECT * FROM raw.e AS e JOIN raw.d ON e.k = d.k", day, 0, where="m",
+    ...              pushdown={"raw.e": sqlglot.parse_one("ds = '2024-01-01'")}).sql("spark")
+    "SELECT * FROM (SELECT * FROM raw.e WHERE ds = '2024-01-01') AS e JOIN raw.d ON e.k = d.k"
     """
     ast = sqlglot.parse_one(query, read="spark")
     values = {**macro_values(interval, execution_ms), **FIRST_LOAD, **(macros or {})}
@@ -92,6 +101,9 @@ def render_query(
                                  table_map=table_map, embedded=embedded)
             return exp.Subquery(this=inner, alias=alias)
         target = (table_map or {}).get(key) if node.db else None
+        if node.db and pushdown and key in pushdown:
+            read = target.copy() if target is not None else exp.table_(node.name, node.db)
+            return exp.Subquery(this=exp.select("*").from_(read).where(pushdown[key].copy()), alias=alias)
         return _aliased(target.copy(), alias) if target is not None else node
 
     return ast.transform(substitute)

@@ -32,6 +32,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.model.definition import MODEL_PROPS, Model
+from pyspark_incr.model.fingerprint import kind_fields
 from pyspark_incr.model.properties import DATA, fields_affecting
 
 BREAKING, NON_BREAKING = "breaking", "non-breaking"
@@ -125,8 +126,7 @@ def _kind_change(old: Model, new: Model) -> Category | None:
 
 def _kind_data(model: Model) -> dict[str, Any]:
     """The kind's fields that decide the rows (as in the data hash); build fields such as batch_size do not."""
-    kind = model.kind
-    return {f: getattr(kind, f) for f in kind.__dataclass_fields__ if f not in kind.build_fields()}
+    return kind_fields(model.kind)
 
 
 def _props_change(old: Model, new: Model) -> Category | None:

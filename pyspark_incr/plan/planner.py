@@ -15,7 +15,8 @@ from sqlglot import exp
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
-from pyspark_incr.plan import forward, support, versions
+from pyspark_incr.intervals.batching import covering
+from pyspark_incr.plan import forward, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
@@ -216,8 +217,33 @@ class _Context:
             plan = replace(plan, reason=_join(plan.reason, self.restatement.skipped[plan.name]))
         allowed = IntervalSet([restriction(model, window)])
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
+        plan = replace(plan, expected=expected, missing=missing, built=built)
+        if missing and model.kind.time_sliced:
+            return self._gated(plan, allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
-        return replace(plan, expected=expected, missing=missing, batches=batches, built=built)
+        return replace(plan, batches=batches)
+
+    def _gated(self, plan: ModelPlan, allowed: IntervalSet) -> ModelPlan:
+        """A time-sliced model with work to do, through the incremental safety gate (:mod:`plan.safety`):
+        refused; rebuilt whole under allow_downgrade; or cut into jobs by its batch safety class, its
+        timeseries sources pushed down."""
+        model = plan.model
+        judgement = safety.judge(model, safety.timeseries_sources(model, self.known))
+        plan = replace(plan, safety=judgement)
+        if judgement.refused and not self.window.allow_downgrade:
+            return replace(plan, unsafe=judgement.refusal, reason=_join(
+                plan.reason, "refused by the incremental safety check (incr.explain shows why); apply and run "
+                             "fail unless the SQL is fixed, safety_overrides vouch for it or allow_downgrade => true"))
+        if judgement.refused:
+            whole = IntervalSet([plan.expected]).intersection(allowed)
+            why = "; ".join(line.strip() for line in judgement.refusal.splitlines()[1:-1])
+            return replace(plan, missing=whole, batches=tuple(covering(whole)),
+                           downgraded=f"warning: downgraded to a full refresh (allow_downgrade): {why}",
+                           reason=_join(plan.reason, "refused by the incremental safety check: allow_downgrade "
+                                                     "rebuilds it whole, in one job"))
+        per_partition = self.window.per_partition or judgement.batch_class == safety.PER_PARTITION_ONLY
+        batches = tuple(writer_for(model).plan_batches(model, plan.expected, plan.missing, per_partition))
+        return replace(plan, batches=batches, pushdown=judgement.pushdown)
 
     def _schema_change(self, plan: ModelPlan) -> ModelPlan:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""

@@ -9,8 +9,10 @@ from sqlglot import exp
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.plan.restatement import Restatement
+from pyspark_incr.plan.safety import Judgement
 from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.plan.window import Window
+from pyspark_incr.safety.pushdown import Pushdown
 from pyspark_incr.writers import can_build
 
 #: Change categories, in the words the plan shows.
@@ -60,6 +62,14 @@ class ModelPlan:
     warnings: tuple[str, ...] = ()
     #: The schema change can only be examined once the models it reads are built (their tables are new).
     examine_at_build: bool = False
+    #: What the incremental safety gate says of a time-sliced model with work to do (None: not judged).
+    safety: Judgement | None = None
+    #: The gate's refusal: the call must not build this model (empty when it may).
+    unsafe: str = ""
+    #: Set when a refused model is rebuilt whole under allow_downgrade: the warning its result rows carry.
+    downgraded: str = ""
+    #: Timeseries sources the model's batches read only over their window widened by the bound.
+    pushdown: tuple[Pushdown, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -20,6 +20,8 @@ class Window:
     ignore_cron: bool = False
     #: One interval per job, whatever the models' batch_size (per-partition mode).
     per_partition: bool = False
+    #: A model the incremental safety check refuses is rebuilt whole, in one job, instead of failing the call.
+    allow_downgrade: bool = False
 
 
 def restriction(model: Model, window: Window) -> Interval:

@@ -48,6 +48,12 @@ CONCURRENCY = Param(
     "How many independent models to build at once (default: the project's incr.concurrency, else the "
     "session's spark.incr.concurrency, else 4); 1 builds one model at a time.",
 )
+ALLOW_DOWNGRADE = Param(
+    "allow_downgrade", "boolean",
+    "A time-sliced model the incremental safety check refuses is rebuilt whole, in one job, for this call "
+    "(its result rows say so) instead of failing the call.",
+    default=False,
+)
 IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
 
 BATCH_OUTPUT = (
@@ -87,7 +93,7 @@ def concurrency_arg(spark: Any, value: int | None, configured: str | None = None
 
 
 def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False,
-               per_partition: bool = False) -> Window:
+               per_partition: bool = False, allow_downgrade: bool = False) -> Window:
     """The window of a call; ``end`` must come after ``start`` (a bare-date end means through that day)."""
     now = to_ms(execution_time, "execution_time") if execution_time else int(time.time() * 1000)
     window = Window(
@@ -96,6 +102,7 @@ def window_arg(start: str | None, end: str | None, execution_time: str | None, i
         end_ms=to_end_ms(end, "end", now_ms=now) if end else None,
         ignore_cron=bool(ignore_cron),
         per_partition=bool(per_partition),
+        allow_downgrade=bool(allow_downgrade),
     )
     if window.start_ms is not None and window.end_ms is not None and window.end_ms <= window.start_ms:
         through = " (through that day)" if is_date_only(end) else ""

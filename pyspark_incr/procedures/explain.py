@@ -2,8 +2,8 @@
 
 One row per item: where the model lives, its SQL rendered for a sample interval,
 the incremental safety verdict with each finding, and how far outside a run's
-window each timeseries source must be read (smelt's bound map). Informational:
-the safety verdict does not yet stop a run (issue 7 wires it into planning).
+window each timeseries source must be read (smelt's bound map). It changes nothing;
+the judgement shown is the one planning acts on (refusal, batch safety class, pushdown).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import Any
 
 from pyspark_incr.errors import UnknownModelError
 from pyspark_incr.model.definition import Model
+from pyspark_incr.plan import safety
 from pyspark_incr.plan.planner import plan_run, sample_interval
 from pyspark_incr.procedures.common import ENV, EXECUTION_TIME, env_arg, window_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
-from pyspark_incr.safety import bounds, classify
+from pyspark_incr.safety.durations import iso_duration
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers.base import BuildContext
 
@@ -28,7 +29,7 @@ from pyspark_incr.writers.base import BuildContext
     "safety verdict with each finding, and the bound of every timeseries source it reads. One row per item.",
     params=(Param("model", "string", "The model to explain.", required=True), ENV, EXECUTION_TIME),
     output=(
-        Column("item", "string", "table, view, sql, safety, finding, admitted, bound or batch_safety."),
+        Column("item", "string", "table, view, sql, safety, finding, admitted, bound, pushdown or batch_safety."),
         Column("name", "string", "What the item is about: the model, a rule, or a source."),
         Column("detail", "string", "The item in words."),
         Column("json", "string", "The item as JSON (bounds as smelt's explain prints them)."),
@@ -48,43 +49,28 @@ def explain(spark: Any, model: str, env: str | None, execution_time: str | None)
             ("view", name, mp.view_name or "(none)", None)]
     if mp.model.query is None:
         return rows
+    judgement = None
+    if mp.model.kind.time_sliced:
+        known = {m.name: m.model for m in plan.models}
+        judgement = safety.judge(mp.model, safety.timeseries_sources(mp.model, known))
     interval = sample_interval(mp, window)
-    ctx = BuildContext(spark, mp.model, mp.table, window.execution_ms, plan.table_map, plan.embedded)
+    pushdown = judgement.pushdown if judgement is not None and not judgement.refused else ()
+    ctx = BuildContext(spark, mp.model, mp.table, window.execution_ms, plan.table_map, plan.embedded, pushdown=pushdown)
     rows.append(("sql", name, ctx.query(interval).sql("spark"), json.dumps({"interval": str(interval)})))
-    if mp.model.kind.has_intervals:
-        rows += _safety(mp.model, _timeseries(plan, mp.model))
-    return rows
+    return rows + (_safety(mp.model, judgement) if judgement is not None else [])
 
 
-def _timeseries(plan: Any, model: Model) -> dict[str, str]:
-    """The models ``model`` reads that have a time column, mapped to it (sources read in slices)."""
-    found = {}
-    for other in plan.models:
-        column = getattr(other.model.kind, "time_column", None)
-        if other.name in model.depends_on and column:
-            found[other.name] = column
-    return found
-
-
-def _safety(model: Model, sources: dict[str, str]) -> list[tuple]:
-    time_column = getattr(model.kind, "time_column", None)
-    partitions = list(model.partitioned_by) or ([time_column] if time_column else [])
-    verdict = classify.classify(model.query, partitions, sources)
-    rows = [("safety", model.name, "safe" if verdict.safe else classify.message(model.name, verdict), None)]
+def _safety(model: Model, judgement: safety.Judgement) -> list[tuple]:
+    verdict = judgement.verdict
+    rows = [("safety", model.name, judgement.refusal or "safe", None)]
     rows += [("finding", f.rule, f"line {f.line}, column {f.column}: {f.construct}: {f.why}",
               json.dumps({"rule": f.rule, "line": f.line, "column": f.column, "construct": f.construct}))
              for f in verdict.findings]
     rows += [("admitted", model.name, note, None) for note in verdict.admitted]
-    derived = bounds.derive(model.query, time_column or "", sources) if time_column else {}
-    rows += [("bound", source, bound.kind, json.dumps(bound.iso())) for source, bound in sorted(derived.items())]
-    rows.append(("batch_safety", model.name, _batch_class(verdict, derived), None))
+    rows += [("bound", b.source, b.kind, json.dumps(b.iso())) for b in judgement.bounds]
+    rows += [("pushdown", p.source.name,
+              f"{p.source.column} >= run start - {iso_duration(p.before_ms)} AND "
+              f"{p.source.column} < run end + {iso_duration(p.after_ms)}", None)
+             for p in (judgement.pushdown if not judgement.refused else ())]
+    rows.append(("batch_safety", model.name, judgement.batch_class, None))
     return rows
-
-
-def _batch_class(verdict: classify.Verdict, derived: dict[str, bounds.Bound]) -> str:
-    """smelt's batch safety class: how a missing range may be chunked."""
-    if not verdict.safe or any(b.kind != bounds.BOUNDED for b in derived.values()):
-        return "per-partition only"
-    if any(b.before_ms or b.after_ms for b in derived.values()):
-        return "bounded"
-    return "fully batch safe"

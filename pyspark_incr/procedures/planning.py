@@ -10,8 +10,8 @@ from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
 from pyspark_incr.project.loader import load
 from pyspark_incr.procedures.common import (
-    BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, PER_PARTITION, PROJECT, SELECT, START, batch_rows,
-    concurrency_arg, env_arg, ts, window_arg,
+    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, PER_PARTITION, PROJECT, SELECT, START,
+    batch_rows, concurrency_arg, env_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -34,7 +34,8 @@ RESTATE = Param(
     "Models to restate (a selector as for select): their intervals within start/end, and those of the "
     "incremental models reading them, are built again (see incr.restate).",
 )
-PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE, FORWARD_ONLY, RESTATE)
+PLAN_PARAMS = (ENV, PROJECT, SELECT, START, END, EXECUTION_TIME, PER_PARTITION, CATEGORIZE, FORWARD_ONLY, RESTATE,
+               ALLOW_DOWNGRADE)
 
 PLAN_OUTPUT = (
     Column("model", "string", "Model name."),
@@ -53,14 +54,15 @@ PLAN_OUTPUT = (
 
 def _plan(spark: Any, env: str | None, project: str | None, select: str | None, start: str | None,
           end: str | None, execution_time: str | None, per_partition: bool, categorize: str | None,
-          forward_only: bool, restate: str | None, concurrency: int | None = None,
+          forward_only: bool, restate: str | None, allow_downgrade: bool = False, concurrency: int | None = None,
           building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
     limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
     desired = desired_models(store, loaded)
     plan = plan_changes(store, desired, env_arg(spark, env),
-                        window_arg(start, end, execution_time, per_partition=per_partition), select,
+                        window_arg(start, end, execution_time, per_partition=per_partition,
+                                   allow_downgrade=allow_downgrade), select,
                         loaded.config.settings.get("physical_schema") if loaded else None,
                         parse_overrides(categorize, desired.models), bool(forward_only), restate)
     validate(spark, plan, building)

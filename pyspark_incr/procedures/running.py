@@ -9,7 +9,7 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
-    BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, SELECT, START, batch_rows,
+    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, SELECT, START, batch_rows,
     concurrency_arg, env_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
@@ -22,14 +22,15 @@ from pyspark_incr.state.store import StateStore
     "run",
     "The scheduled job: for the models an environment holds, build the complete missing intervals "
     "whose cron is due. One row per executed batch.",
-    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, CONCURRENCY),
+    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, ALLOW_DOWNGRADE, CONCURRENCY),
     output=BATCH_OUTPUT,
 )
 def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
-        execution_time: str | None, ignore_cron: bool, per_partition: bool, concurrency: int | None) -> list[tuple]:
+        execution_time: str | None, ignore_cron: bool, per_partition: bool, allow_downgrade: bool,
+        concurrency: int | None) -> list[tuple]:
     limit = concurrency_arg(spark, concurrency)
     store = StateStore(spark)
-    window = window_arg(start, end, execution_time, ignore_cron, per_partition)
+    window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
     plan = plan_run(store, env_arg(spark, env), window, select)
     return batch_rows(Executor(spark, store, plan, "run", limit).execute())
 
@@ -45,17 +46,18 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
               required=True),
         Param("start", "string", "Start of the range (UTC, ISO; default: each model's start)."),
         Param("end", "string", "End of the range (UTC, ISO; a bare date means through that day; default: now)."),
-        ENV, EXECUTION_TIME, CONCURRENCY,
+        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY,
     ),
     output=BATCH_OUTPUT,
 )
 def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
-            execution_time: str | None, concurrency: int | None) -> list[tuple]:
+            execution_time: str | None, allow_downgrade: bool, concurrency: int | None) -> list[tuple]:
     span = Interval.between(to_ms(start, "start") if start else None, to_end_ms(end, "end") if end else None)
     if span.empty:
         raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
     store = StateStore(spark)
-    plan = plan_run(store, env_arg(spark, env), window_arg(None, None, execution_time), None, restate=model, span=span)
+    window = window_arg(None, None, execution_time, allow_downgrade=allow_downgrade)
+    plan = plan_run(store, env_arg(spark, env), window, None, restate=model, span=span)
     results = Executor(spark, store, plan, "restate", concurrency_arg(spark, concurrency)).execute()
     skipped = sorted(plan.restatement.skipped.items())
     return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]

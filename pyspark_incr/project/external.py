@@ -15,7 +15,7 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model, parse_model
 
-_KEYS = {"name", "description", "columns", "owner", "gateway", "dialect"}
+_KEYS = {"name", "description", "columns", "owner", "gateway", "dialect", "time_column", "time_column_format"}
 
 
 def load_external_models(root: Path, dialect: str = "spark") -> list[Model]:
@@ -43,7 +43,7 @@ def _definition(entry: object, index: int, path: Path, dialect: str) -> str:
         name = exp.to_table(str(entry["name"]), dialect="spark")
     except Exception:  # noqa: BLE001 - sqlglot raises several types for a bad name
         raise ModelDefinitionError(f"{where}: name {entry['name']!r} is not a table name") from None
-    props = [f"name {name.sql('spark')}", "kind EXTERNAL"]
+    props = [f"name {name.sql('spark')}", f"kind EXTERNAL{_time_column(entry, where)}"]
     if entry.get("description"):
         props.append(f"description {exp.Literal.string(str(entry['description'])).sql('spark')}")
     if entry.get("owner"):
@@ -61,3 +61,18 @@ def _definition(entry: object, index: int, path: Path, dialect: str) -> str:
     if defs:
         props.append(f"columns ({', '.join(defs)})")
     return f"MODEL ({', '.join(props)})"
+
+
+def _time_column(entry: dict, where: str) -> str:
+    """`` (time_column `ts`[, 'format'])`` for an entry declaring its time column (a timeseries source), else ''."""
+    column, fmt = entry.get("time_column"), entry.get("time_column_format")
+    if column is None:
+        if fmt is not None:
+            raise ModelDefinitionError(f"{where}: time_column_format needs time_column (the column it formats)")
+        return ""
+    if not isinstance(column, str) or not column.strip():
+        raise ModelDefinitionError(f"{where}: time_column must be a column name, e.g. time_column: event_ts")
+    ident = exp.to_identifier(column.strip(), quoted=True).sql("spark")
+    if fmt is None:
+        return f" (time_column {ident})"
+    return f" (time_column ({ident}, {exp.Literal.string(str(fmt)).sql('spark')}))"

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval, IntervalSet
-from pyspark_incr.plan import forward, schema_change
+from pyspark_incr.plan import forward, safety, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed, ModelDefinitionError
@@ -63,6 +63,7 @@ class Executor:
 
     def execute(self) -> list[BatchResult]:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
+        safety.check(self.plan.models)  # a refused model fails the call before anything is written
         by_name = {m.name: m for m in self.plan.models}
         lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
         self._promote([self._replanned.get(m.name, m) for m in self.plan.models
@@ -98,7 +99,8 @@ class Executor:
         if not mp.builds_object:
             return
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
-                           self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild, conform=mp.conform)
+                           self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild, conform=mp.conform,
+                           pushdown=mp.pushdown)
         writer = writer_for(mp.model)
         started = time.monotonic()
         try:
@@ -159,6 +161,7 @@ class Executor:
             self._fail(mp)
             self._result(mp, *_reported(mp, batch), "failed", time.monotonic() - started, first_line(e))
             return False
+        warnings = [mp.downgraded, *warnings] if mp.downgraded else warnings
         self._result(mp, *_reported(mp, batch), "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
         return True
 
@@ -258,8 +261,11 @@ class Executor:
 
 
 def _reported(mp: ModelPlan, batch: Interval) -> tuple[str, Interval | None]:
-    """How a batch is reported: an interval build, or the refresh of an object without intervals."""
-    return ("build", batch) if mp.model.kind.has_intervals else ("refresh", None)
+    """How a batch is reported: an interval build (a full refresh when downgraded), or the refresh of an object
+    without intervals."""
+    if not mp.model.kind.has_intervals:
+        return "refresh", None
+    return ("full refresh" if mp.downgraded else "build"), batch
 
 
 def _utc(seconds: float) -> datetime:

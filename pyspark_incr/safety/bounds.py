@@ -43,8 +43,10 @@ __all__ = ["BOUNDED", "NOT_DERIVABLE", "UNBOUNDED", "Bound", "derive", "iso_dura
 
 
 class _Deriver(_ConditionRules, _FrameRules):
-    def __init__(self, root: exp.Expression, time_column: str, sources: Mapping[str, str]):
+    def __init__(self, root: exp.Expression, time_column: str, sources: Mapping[str, str],
+                 windows_vouched: bool = False):
         root = _inline_ctes(root)
+        self.windows_vouched = windows_vouched
         self.time_column = time_column.lower()
         self.scopes = traverse_scope(root)
         self.lineage = _Lineage(self.scopes)
@@ -68,13 +70,16 @@ class _Deriver(_ConditionRules, _FrameRules):
         return _widest(_settle(self.refs))
 
 
-def derive(query: str, time_column: str, sources: Mapping[str, str], dialect: str = "spark") -> dict[str, Bound]:
+def derive(query: str, time_column: str, sources: Mapping[str, str], dialect: str = "spark",
+           windows_vouched: bool = False) -> dict[str, Bound]:
     """The bound of each timeseries source ``query`` reads, keyed by lowercased ``db.table``.
 
     ``sources`` maps each timeseries source to its time column; any other table is a lookup read in full.
+    ``windows_vouched`` (``safety_overrides`` allow_window_functions): a window without an interval frame
+    adds no reach instead of making its source not derivable (smelt reads it as partition-local).
 
     >>> derive("SELECT * FROM raw.e WHERE ts >= DATE_SUB(@start_ds, 1) AND ts < @end_ds", "ds",
     ...        {"raw.e": "ts", "raw.other": "ts"})
     {'raw.e': Bound(source='raw.e', kind='bounded', column='ts', before_ms=86400000, after_ms=0, reason='')}
     """
-    return _Deriver(sqlglot.parse_one(query, read=dialect), time_column, sources).run()
+    return _Deriver(sqlglot.parse_one(query, read=dialect), time_column, sources, windows_vouched).run()

@@ -40,6 +40,7 @@ class _ConditionRules:
 
     def _comparison(self, scope: Scope, lhs, sides: str, rhs, node: exp.Expression, kept: frozenset[str]) -> None:
         lhs, rhs = _peel(lhs, rhs)
+        lhs, floored = _floor_of(lhs)
         plain = isinstance(lhs, exp.Column) and not _macro_name(lhs)
         targets = self._time_refs(scope, lhs, kept)
         if not targets:
@@ -53,7 +54,7 @@ class _ConditionRules:
                 continue
             if tie == _UNTIED:
                 continue
-            if not plain or self._computed(scope, lhs, i):
+            if not plain or self._computed(scope, lhs, i) or (floored and tie.anchor is not None):
                 _note(ref.soft, f"{ref.source}.{ref.column} is compared through a computed expression: "
                                 f"{node.sql('spark')}")
                 continue
@@ -159,6 +160,34 @@ def _comparisons(node: exp.Expression) -> list[tuple[exp.Expression, str, exp.Ex
         return []
     left, right = (n.unnest() if isinstance(n, exp.Paren) else n for n in (node.this, node.expression))
     return [(left, sides[0], right), (right, sides[1], left)]
+
+
+#: Functions rounding a time down to a day or an hour, as Spark SQL parses them.
+_FLOOR_UNITS = {"DAY", "DD", "D", "HOUR", "HH"}
+
+
+def _floor_of(node: exp.Expression) -> tuple[exp.Expression, bool]:
+    """``(ts, True)`` for ``DATE(ts)``, ``TO_DATE(ts)``, ``CAST(ts AS DATE)`` or ``DATE_TRUNC('DAY'|'HOUR', ts)``.
+
+    Compared with a run-window macro such a floor reads what the column itself would
+    (``DATE(ts) BETWEEN @start_ds AND @end_ds`` keeps ts within the run's days): the macros
+    stand for the run window. Compared with another relation's column it does not
+    (``DATE(a.ts) = DATE(b.ts)`` reaches up to a day either way), which the caller refuses.
+
+    >>> import sqlglot
+    >>> [_floor_of(sqlglot.parse_one(s, read="spark"))[1]
+    ...  for s in ("DATE(ts)", "DATE_TRUNC('HOUR', ts)", "DATE_TRUNC('MONTH', ts)", "ts")]
+    [True, True, False, False]
+    """
+    if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.is_type(exp.DataType.Type.DATE):
+        return node.this, True
+    if isinstance(node, exp.TsOrDsToDate) and not node.args.get("format"):
+        return node.this, True
+    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
+        unit = node.args.get("unit")
+        if unit is not None and unit.name.upper() in _FLOOR_UNITS:
+            return node.this, True
+    return node, False
 
 
 def _peel(lhs: exp.Expression, rhs: exp.Expression) -> tuple[exp.Expression, exp.Expression]:

@@ -19,6 +19,7 @@ from pyspark_incr.intervals.batching import batches
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
+from pyspark_incr.safety.pushdown import Pushdown
 from pyspark_incr.writers import docs, formats, tables
 
 
@@ -38,6 +39,8 @@ class BuildContext:
     rebuild: bool = False
     #: After a forward-only change: the query's output as the kept table takes it, (column, type to cast to).
     conform: tuple[tuple[str, str | None], ...] = ()
+    #: Timeseries sources read only over the run window widened by their bound (time-sliced kinds).
+    pushdown: tuple[Pushdown, ...] = ()
 
     @property
     def table_sql(self) -> str:
@@ -54,8 +57,40 @@ class BuildContext:
         query = render_query(
             self.model.query, interval, self.execution_ms, where=f"model {self.model.name}",
             table_map=self.table_map, this_table=self.table, embedded=self.embedded, macros=macros,
+            pushdown=self.source_filters(interval),
         )
         return conformed(query, self.conform) if self.conform else query
+
+    def source_filters(self, interval: Interval) -> dict[str, exp.Expression]:
+        """Each pushed-down source's filter for a run over ``interval``.
+
+        A source whose time column type cannot hold the bounds (or whose table cannot be read yet)
+        gets none: it is read whole, which is slower but never wrong.
+        """
+        out = {}
+        for p in self.pushdown:
+            spark_type = self._source_types.get(p.source.name)
+            if spark_type is None:
+                continue
+            try:
+                out[p.source.name] = p.condition(interval, spark_type)
+            except ModelDefinitionError:
+                continue
+        return out
+
+    @cached_property
+    def _source_types(self) -> dict[str, str]:
+        """The Spark type of each pushed-down source's time column, read once per build."""
+        types = {}
+        for p in self.pushdown:
+            table = self.table_map.get(p.source.name) or exp.to_table(p.source.name)
+            try:
+                fields = {f.name.lower(): f for f in self.spark.table(table.sql("spark")).schema.fields}
+            except Exception:  # noqa: BLE001 - a parent not built yet: no filter, the query's analysis says why
+                continue
+            if p.source.column.lower() in fields:
+                types[p.source.name] = fields[p.source.column.lower()].dataType.simpleString()
+        return types
 
     def dataframe(self, query: exp.Expression) -> Any:
         """A DataFrame of ``query``; Spark's analysis errors name the model."""

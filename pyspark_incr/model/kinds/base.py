@@ -48,6 +48,11 @@ class KindBase:
     #: Runtime macros only this kind's queries may use (INCREMENTAL_BY_CURSOR: ``@last_value``, ``@is_backfill``).
     macros: ClassVar[frozenset[str]] = frozenset()
     props: ClassVar[tuple[Prop, ...]] = ()
+    #: True when a batch replaces one time slice of the table, computed from that slice of the sources: the
+    #: kinds the incremental safety analysis judges (``pyspark_incr.safety``) and whose sources are pushed down.
+    time_sliced: ClassVar[bool] = False
+    #: Build fields added after hashes were first stored: hashed only when set, so existing versions keep theirs.
+    hashed_when_set: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def from_spec(cls, spec: KindSpec, where: str, dialect: str = "spark") -> "KindBase":

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pyspark_incr.model.kinds.base import KindBase
+from pyspark_incr.model.block import KindSpec
+from pyspark_incr.model.kinds.base import KindBase, python_time_format, read_time_column
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import as_bool, as_int, as_literal_mapping, as_string
 
@@ -73,9 +74,27 @@ class SeedKind(KindBase):
 
 @dataclass(frozen=True)
 class ExternalKind(KindBase):
-    """A table built elsewhere; declared so its columns and time column are known."""
+    """A table built elsewhere; declared so its columns and time column are known.
+
+    With a ``time_column`` it is a timeseries source: the time-sliced models reading it get
+    its rows filtered to what their run window needs (source pushdown, see ``pyspark_incr.safety``).
+    """
 
     name: ClassVar[str] = "EXTERNAL"
     has_intervals: ClassVar[bool] = False
     needs_query: ClassVar[bool] = False
     builds_object: ClassVar[bool] = False
+    props: ClassVar[tuple[Prop, ...]] = (
+        Prop("time_column", read_time_column, BUILD, ("time_column", "time_column_format")),
+    )
+    hashed_when_set: ClassVar[frozenset[str]] = frozenset({"time_column", "time_column_format"})
+
+    time_column: str | None = None
+    time_column_format: str | None = None
+
+    @classmethod
+    def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
+        if values.get("time_column_format"):
+            at = spec.properties["time_column"].at
+            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, f"{where}: {at}")
+        return values

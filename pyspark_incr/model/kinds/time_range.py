@@ -14,6 +14,7 @@ from pyspark_incr.model.values import as_int
 @dataclass(frozen=True)
 class IncrementalByTimeRangeKind(KindBase):
     name: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
+    time_sliced: ClassVar[bool] = True
     props: ClassVar[tuple[Prop, ...]] = (
         Prop("time_column", read_time_column, DATA, ("time_column", "time_column_format"), required=True,
              example="kind INCREMENTAL_BY_TIME_RANGE (time_column ds)"),

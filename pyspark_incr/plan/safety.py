@@ -1,0 +1,151 @@
+"""The incremental safety gate: what the planner makes of a time-sliced model before it runs.
+
+A model whose batches replace one time slice of its table (INCREMENTAL_BY_TIME_RANGE) is
+judged by the classifier (:mod:`pyspark_incr.safety.classify`) and the per-source bound
+derivation (:mod:`pyspark_incr.safety.bounds`). The judgement says whether it may run on
+slices at all (else it is refused, or with ``allow_downgrade`` rebuilt whole), how a missing
+range is cut into jobs (its batch safety class), and which filter each timeseries source gets
+pushed into its FROM.
+
+Timeseries sources are the models read whose rows carry a time column: incremental models by
+time range, and EXTERNAL models declared with ``time_column``. Every other table is a lookup,
+read in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.block import parse_block
+from pyspark_incr.model.definition import Model
+from pyspark_incr.model.macros import PREFIX, hide_macros
+from pyspark_incr.safety import bounds, classify
+from pyspark_incr.safety.pushdown import Pushdown, Source
+
+FULLY_BATCH_SAFE, BOUNDED, PER_PARTITION_ONLY = "fully batch safe", "bounded", "per-partition only"
+
+
+class UnsafeModelError(ModelDefinitionError):
+    """A time-sliced model the safety gate refuses: on a slice it may compute other rows than on all data."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the gate says of one model version."""
+
+    verdict: classify.Verdict
+    bounds: tuple[bounds.Bound, ...]
+    batch_class: str
+    #: Why the model may not run on slices (the message shown to the user); '' when it may.
+    refusal: str
+    pushdown: tuple[Pushdown, ...]
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.refusal)
+
+
+def timeseries_sources(model: Model, known: Mapping[str, Model]) -> tuple[Source, ...]:
+    """The models ``model`` reads whose rows have a time column, sorted by name."""
+    found = []
+    for name in model.depends_on:
+        kind = known[name].kind if name in known else None
+        column = getattr(kind, "time_column", None)
+        if column:
+            found.append(Source(name, column, getattr(kind, "time_column_format", None)))
+    return tuple(sorted(found, key=lambda s: s.name))
+
+
+def judge(model: Model, sources: tuple[Source, ...]) -> Judgement:
+    """The gate's judgement of a time-sliced ``model`` reading ``sources`` (cached: plans repeat it every call)."""
+    time_column = model.kind.time_column
+    partitions = tuple(dict.fromkeys([time_column, *(p for p in model.partitioned_by if p.isidentifier())]))
+    return _judge(model.name, model.definition, model.query, model.dialect, model.source, model.safety_overrides,
+                  time_column, partitions, sources)
+
+
+@lru_cache(maxsize=4096)
+def _judge(name: str, definition: str, query: str, dialect: str, source: str, overrides: tuple[str, ...],
+           time_column: str, partitions: tuple[str, ...], sources: tuple[Source, ...]) -> Judgement:
+    verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides)
+    derived = bounds.derive(query, time_column, {s.name: s.column for s in sources},
+                            windows_vouched="allow_window_functions" in overrides)
+    found = tuple(derived[s.name] for s in sources if s.name in derived)
+    underivable = [b for b in found if b.kind == bounds.NOT_DERIVABLE]
+    refusal = refusal_message(name, source, verdict, underivable) if not verdict.safe or underivable else ""
+    by_name = {s.name: s for s in sources}
+    pushdown = tuple(Pushdown(by_name[b.source], b.before_ms, b.after_ms) for b in found if b.kind == bounds.BOUNDED)
+    return Judgement(verdict, found, batch_class(verdict, found), refusal, pushdown)
+
+
+def batch_class(verdict: classify.Verdict, found: tuple[bounds.Bound, ...]) -> str:
+    """smelt's batch safety class: how a missing range may be cut into jobs.
+
+    * per-partition only: admitted through ``safety_overrides``, which vouch for one interval's data,
+      not a batch of them: one interval per job (also said of a refused model, which may not run sliced);
+    * bounded: a job reads a source beyond its own slice (a lookback, or the whole source): any
+      chunking is correct, each job reading its slice widened by the bound;
+    * fully batch safe: every source is read exactly over the job's slice: any chunking.
+    """
+    if not verdict.safe or any(b.kind == bounds.NOT_DERIVABLE for b in found):
+        return PER_PARTITION_ONLY
+    if any(note.startswith("allowed by ") for note in verdict.admitted):
+        return PER_PARTITION_ONLY
+    if any(b.kind != bounds.BOUNDED or b.before_ms or b.after_ms for b in found):
+        return BOUNDED
+    return FULLY_BATCH_SAFE
+
+
+def refusal_message(name: str, source: str, verdict: classify.Verdict, underivable: list[bounds.Bound]) -> str:
+    """Each unsafe construct with its position in the model's file (``source``; positions in a registered
+    definition's text for ``registry``), each source whose reach is unknown, and the ways out."""
+    where = f" ({source})" if source and source != "registry" else ""
+    lines = [f"Incremental safety check refused model '{name}'{where}: on a time slice it "
+             "may compute different rows than on the full data."]
+    lines += [f"  line {f.line}, column {f.column}: {f.construct}: {f.why}." for f in verdict.findings]
+    if any(f.rule == "window" for f in verdict.findings):  # the window finding already says it (and its override)
+        underivable = [b for b in underivable if not all("(window " in r for r in b.reason.split("; "))]
+    lines += [f"  source {b.source}: cannot derive how far outside the run window it must be read ({b.reason}); "
+              f"bound {b.source}.{b.column} with a window frame RANGE BETWEEN INTERVAL '<n> <unit>' PRECEDING AND "
+              f"CURRENT ROW, or a condition like {b.column} >= @start_ts - INTERVAL '<n> <unit>' AND "
+              f"{b.column} < @end_ts." for b in underivable]
+    ways = ["Fix the SQL"]
+    if verdict.findings:
+        names = ", ".join(dict.fromkeys(f"{classify.RULE_OVERRIDE[f.rule]} = true" for f in verdict.findings))
+        ways.append(f"set safety_overrides ({names}) if you have verified this usage is safe on one interval's data")
+    ways.append("pass allow_downgrade => true to rebuild the model whole (one job, no slicing) for that call")
+    lines.append(", or ".join(ways) + ".")
+    return "\n".join(lines)
+
+
+def check(models: list) -> None:
+    """Raise, before anything is written, when a model to be built is refused (``models``: ModelPlans)."""
+    refused = [mp.unsafe for mp in models if mp.unsafe]
+    if refused:
+        raise UnsafeModelError("\n".join(refused))
+
+
+def _verdict(definition: str, query: str, dialect: str, partitions: tuple[str, ...], sources: list[str],
+             overrides: tuple[str, ...]) -> classify.Verdict:
+    """The classifier's verdict, positioned in the model's file: the query as written when it stands alone
+    after the MODEL block, else (``@DEF`` statements before it) the query as compiled."""
+    try:
+        block = parse_block(definition)
+        text = hide_macros(block.query_text)
+        verdict = classify.classify(text, partitions, sources, overrides, dialect)
+    except ModelDefinitionError:
+        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark"), 0, 0)
+    return _unhidden(verdict, block.query_line - 1, block.query_col - 1)
+
+
+def _unhidden(verdict: classify.Verdict, lines: int, first_line_columns: int) -> classify.Verdict:
+    """Findings moved from query-relative to file positions, their constructs with ``@macro`` written back."""
+    findings = tuple(
+        replace(f, line=f.line + lines, column=f.column + (first_line_columns if f.line == 1 else 0),
+                construct=f.construct.replace(PREFIX, "@"))
+        for f in verdict.findings
+    )
+    return classify.Verdict(findings, tuple(a.replace(PREFIX, "@") for a in verdict.admitted))

@@ -1,0 +1,162 @@
+"""The incremental safety gate in plan/apply/run: refusal, allow_downgrade, safety_overrides, batch classes."""
+
+from __future__ import annotations
+
+import pytest
+from chispa import assert_df_equality
+
+from conftest import call as _call, physical, state_rows, tables_in
+
+T = "2024-01-04 00:00:00"  # days 2024-01-01 .. 2024-01-03 are due
+LATER = "2024-01-06 00:00:00"  # two more days
+RANKED = ("MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{kind_extra}), start '2024-01-01', "
+          "cron '@daily'{extra});\n"
+          "SELECT ds, shop, amount,\n"
+          "       ROW_NUMBER() OVER (ORDER BY amount, shop, ds) AS rn\n"
+          "FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds")
+
+
+@pytest.fixture()
+def raw(spark, isolated):
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
+    spark.sql(f"CREATE TABLE {isolated}_raw.sales USING parquet AS SELECT * FROM VALUES "
+              "(DATE'2024-01-01', 'a', 5), (DATE'2024-01-01', 'b', 3), (DATE'2024-01-02', 'a', 7), "
+              "(DATE'2024-01-03', 'b', 1), (DATE'2024-01-04', 'a', 2), (DATE'2024-01-05', 'b', 9) "
+              "AS t(ds, shop, amount)")
+    return f"{isolated}_raw.sales"
+
+
+def _ranked(isolated: str, raw: str, extra: str = "", kind_extra: str = "") -> tuple[str, str]:
+    name = f"{isolated}.ranked"
+    return name, RANKED.format(name=name, raw=raw, extra=extra, kind_extra=kind_extra)
+
+
+def _table(spark, name: str):
+    """The model's rows in the query's column order (a partitioned table keeps its partition column last)."""
+    return spark.table(name).select("ds", "shop", "amount", "rn")
+
+
+def _expected_ranking(spark, raw: str, until: str):
+    """ROW_NUMBER over all rows up to ``until``: what a full refresh computes."""
+    return spark.sql(f"SELECT ds, shop, amount, ROW_NUMBER() OVER (ORDER BY amount, shop, ds) AS rn "
+                     f"FROM {raw} WHERE ds < DATE'{until}'")
+
+
+def test_apply_refuses_an_unsafe_model_naming_each_construct_and_writes_nothing(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw)
+    _call(spark, "create_model", definition=definition)
+    before = state_rows(spark, isolated)
+
+    with pytest.raises(Exception) as refused:
+        _call(spark, "apply", execution_time=T)
+
+    message = str(refused.value)
+    assert f"Incremental safety check refused model '{name}'" in message
+    assert "line 3, column 8: ROW_NUMBER() OVER (ORDER BY amount, shop, ds)" in message
+    assert "safety_overrides (allow_window_functions = true)" in message and "allow_downgrade => true" in message
+    assert tables_in(spark, f"{isolated}_physical", isolated) == set()
+    after = state_rows(spark, isolated)
+    assert after.get("intervals", 0) == before.get("intervals", 0) == 0
+    assert after.get("environments", 0) == before.get("environments", 0)
+
+
+def test_plan_shows_the_refusal_without_failing(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw)
+    _call(spark, "create_model", definition=definition)
+
+    rows = [r for r in _call(spark, "plan", execution_time=T) if r.model == name]
+
+    assert rows and "refused by the incremental safety check" in rows[0].reason
+
+
+def test_allow_downgrade_rebuilds_the_model_whole_in_one_job_and_says_so(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw)
+    _call(spark, "create_model", definition=definition)
+
+    rows = _call(spark, "apply", execution_time=T, allow_downgrade=True)
+
+    built = [r for r in rows if r.model == name]
+    assert [(r.action, str(r.start), str(r.end), r.intervals) for r in built] == [
+        ("full refresh", "2024-01-01 00:00:00", "2024-01-04 00:00:00", 3)]
+    assert built[0].message.startswith("warning: downgraded to a full refresh (allow_downgrade)")
+    assert_df_equality(_table(spark, name), _expected_ranking(spark, raw, "2024-01-04"),
+                       ignore_row_order=True, ignore_nullable=True)
+
+
+def test_a_downgrade_holds_for_its_call_only(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw)
+    _call(spark, "create_model", definition=definition)
+    _call(spark, "apply", execution_time=T, allow_downgrade=True)
+    table = physical(spark, name)
+    kept = spark.table(table).collect()
+
+    with pytest.raises(Exception, match="Incremental safety check refused model"):
+        _call(spark, "run", execution_time=LATER)
+    assert sorted(spark.table(table).collect()) == sorted(kept)
+
+    rows = _call(spark, "run", execution_time=LATER, allow_downgrade=True)
+    assert [(r.action, str(r.start), str(r.end)) for r in rows if r.model == name] == [
+        ("full refresh", "2024-01-01 00:00:00", "2024-01-06 00:00:00")]
+    assert_df_equality(_table(spark, name), _expected_ranking(spark, raw, "2024-01-06"),
+                       ignore_row_order=True, ignore_nullable=True)
+
+
+def test_a_safety_override_runs_the_model_incrementally_one_interval_per_job(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw, extra=", safety_overrides (allow_window_functions = true)",
+                               kind_extra=", batch_size 7")
+    _call(spark, "create_model", definition=definition)
+
+    rows = _call(spark, "apply", execution_time=T)
+
+    built = [(r.action, str(r.start)[:10], r.intervals) for r in rows if r.model == name]
+    assert built == [("build", "2024-01-01", 1), ("build", "2024-01-02", 1), ("build", "2024-01-03", 1)]
+    per_day = spark.sql(f"SELECT ds, shop, amount, ROW_NUMBER() OVER (PARTITION BY ds ORDER BY amount, shop, ds) "
+                        f"AS rn FROM {raw} WHERE ds < DATE'2024-01-04'")
+    assert_df_equality(_table(spark, name), per_day, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_a_partition_aligned_window_is_admitted_and_batched(spark, isolated, raw):
+    name = f"{isolated}.aligned"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily'); "
+        f"SELECT ds, shop, ROW_NUMBER() OVER (PARTITION BY ds ORDER BY amount) AS rn FROM {raw} "
+        f"WHERE ds BETWEEN @start_ds AND @end_ds"))
+
+    rows = _call(spark, "apply", execution_time=T)
+
+    assert [(r.action, r.intervals) for r in rows if r.model == name] == [("build", 3)]
+
+
+def test_a_refused_model_stops_the_whole_run_before_any_model_is_written(spark, isolated, raw):
+    safe = f"{isolated}.safe"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {safe}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily'); "
+        f"SELECT ds, shop, amount FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds"))
+    _call(spark, "apply", execution_time=T)
+    name, definition = _ranked(isolated, raw)
+    _call(spark, "create_model", definition=definition)
+    _call(spark, "apply", execution_time=T, allow_downgrade=True, select=name)
+    intervals = state_rows(spark, isolated)["intervals"]
+
+    with pytest.raises(Exception, match=f"refused model '{name}'"):
+        _call(spark, "run", execution_time=LATER)
+
+    assert state_rows(spark, isolated)["intervals"] == intervals
+    assert spark.table(safe).where("ds >= DATE'2024-01-04'").count() == 0
+
+
+def test_an_unknown_safety_override_is_refused_with_the_known_ones(spark, isolated, raw):
+    name, definition = _ranked(isolated, raw, extra=", safety_overrides (allow_windows = true)")
+
+    with pytest.raises(Exception, match=r"unknown safety override 'allow_windows'; did you mean allow_window_functions"):
+        _call(spark, "create_model", definition=definition)
+
+
+def test_models_of_other_kinds_are_not_judged(spark, isolated, raw):
+    name = f"{isolated}.latest"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind FULL); SELECT shop, MAX(amount) AS top FROM {raw} GROUP BY shop LIMIT 10"))
+
+    rows = _call(spark, "apply", execution_time=T)
+
+    assert [r.status for r in rows if r.model == name] == ["ok"]
