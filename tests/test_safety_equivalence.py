@@ -51,11 +51,11 @@ def _batch_size(seed: int) -> int:
 START = "2024-01-03"
 #: Generated data spans days before START (what lookbacks read) and after the last run (what FOLLOWING
 #: frames and forward joins could read, and must not).
-DATA_DAYS = (date(2023, 12, 31), date(2024, 1, 11))
+DATA_DAYS = (date(2023, 12, 31), date(2024, 1, 10))
+#: The apply builds two days, the runs then one day and two days (each step costs ~1 s per model).
 APPLY_AT = "2024-01-05 00:00:00"
-#: Later runs: one day, two days, a partial day (no interval is due), one day.
-RUNS = ("2024-01-06 00:00:00", "2024-01-08 00:00:00", "2024-01-08 12:00:00", "2024-01-09 00:00:00")
-END = "2024-01-09"  # the last run covers [START, END)
+RUNS = ("2024-01-06 00:00:00", "2024-01-08 00:00:00")
+END = "2024-01-08"  # the last run covers [START, END)
 EXTERNALS = {"events": "ds", "events_ts": "ts", "clicks": "ts"}
 DEVICES = [(1, "phone-a"), (2, "phone-b"), (3, "tablet"), (4, "laptop")]  # device 5 has no row: inner joins drop it
 
@@ -131,29 +131,42 @@ def _generate(spark, raw: str, seed: int) -> None:
 def world(spark, module_isolated, request):
     """One seed's generated sources (declared as EXTERNAL models) and every fixture model built on them twice.
 
-    All models are built by the same calls (one call per step, not per model: each call has a fixed cost):
-    in schema ``incremental`` by an apply and several runs, in schema ``batched`` with a batch_size by one apply.
-    ``results`` holds each model's result rows of every call.
+    Models are built together (one call per step, not per model: each call has a fixed cost): into schema
+    ``incremental`` by an apply and several runs, into ``batched`` with a batch_size by one apply. XFAIL
+    cases are built by calls of their own, so that a gate refusing them one day cannot stop the others.
+    ``results`` holds each model's result rows of every call, ``errors`` what a call raised, by model.
     """
     seed = request.param
     raw = f"{module_isolated}_raw{seed}"
-    schemas = {"incremental": f"{module_isolated}_inc{seed}", "batched": f"{module_isolated}_bat{seed}"}
     _generate(spark, raw, seed)
     for definition in _externals(raw).values():
         _call(spark, "create_model", definition=definition)
-    for path in CASES:
-        case = _parse(path)
-        _call(spark, "create_model", definition=_definition(case, f"{schemas['incremental']}.{case['name']}", raw))
-        _call(spark, "create_model", definition=_definition(
-            case, f"{schemas['batched']}.{case['name']}", raw, _batch_size(seed)))
 
-    results: dict[str, list] = {}
-    steps = [("apply", APPLY_AT, "incremental"), *(("run", at, "incremental") for at in RUNS),
-             ("apply", RUNS[-1], "batched")]
-    for procedure, at, schema in steps:
-        for row in _call(spark, procedure, execution_time=at, select=f"{schemas[schema]}.*", concurrency=2):
-            results.setdefault(row.model, []).append(row)
-    return {"raw": raw, "schemas": schemas, "results": results}
+    world = {"raw": raw, "schemas": {}, "results": {}, "errors": {}}
+    for group, cases in (("", [c for c in map(_parse, CASES) if not c["xfail"]]),
+                         ("x", [c for c in map(_parse, CASES) if c["xfail"]])):
+        schemas = {"incremental": f"{module_isolated}_{group}inc{seed}",
+                   "batched": f"{module_isolated}_{group}bat{seed}"}
+        for case in cases:
+            world["schemas"][case["name"]] = schemas
+            for schema, size in (("incremental", None), ("batched", _batch_size(seed))):
+                name = f"{schemas[schema]}.{case['name']}"
+                try:
+                    _call(spark, "create_model", definition=_definition(case, name, raw, size))
+                except Exception as e:  # noqa: BLE001 - reported by the model's test
+                    world["errors"][name] = e
+        steps = [("apply", APPLY_AT, "incremental"), *(("run", at, "incremental") for at in RUNS),
+                 ("apply", RUNS[-1], "batched")]
+        for procedure, at, schema in steps if cases else ():
+            try:
+                rows = _call(spark, procedure, execution_time=at, select=f"{schemas[schema]}.*", concurrency=2)
+            except Exception as e:  # noqa: BLE001 - reported by the tests of the models it concerns
+                for c in cases:
+                    world["errors"].setdefault(f"{schemas[schema]}.{c['name']}", e)
+                continue
+            for row in rows:
+                world["results"].setdefault(row.model, []).append(row)
+    return world
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
@@ -186,11 +199,13 @@ def _reference(spark, definition: str):
 @pytest.mark.parametrize("path", [_marked(p) for p in CASES])
 def test_incremental_runs_and_batches_build_what_one_unpushed_query_computes(spark, world, path: Path):
     case = _parse(path)
-    names = [f"{schema}.{case['name']}" for schema in world["schemas"].values()]
+    names = [f"{schema}.{case['name']}" for schema in world["schemas"][case["name"]].values()]
     reference = _reference(spark, _definition(case, names[0], world["raw"]))
 
     days = (to_ms(END) - to_ms(START)) // 86_400_000
     for name in names:
+        if name in world["errors"]:
+            raise world["errors"][name]
         rows = world["results"].get(name, [])
         assert rows and all(r.status == "ok" for r in rows), [(r.action, r.status, r.message) for r in rows]
         # every day built exactly once, in several jobs (one day per job for a per-partition-only model)
