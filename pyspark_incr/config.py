@@ -14,7 +14,13 @@ DEFAULT_ENV = "spark.incr.defaultEnv"
 #: How many independent models an apply or run builds at once.
 CONCURRENCY = "spark.incr.concurrency"
 
-_DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4"}
+#: Seconds a call waits for another call's lock on what it writes before failing (naming the holder).
+LOCK_TIMEOUT = "spark.incr.lockTimeout"
+#: Seconds a lock stays valid without renewal: how long the lock of a killed run blocks others.
+LOCK_LEASE = "spark.incr.lockLease"
+
+_DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4",
+             LOCK_TIMEOUT: "60", LOCK_LEASE: "300"}
 
 
 def setting(spark: Any, key: str) -> str:

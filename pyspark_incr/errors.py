@@ -44,5 +44,9 @@ class DuplicateKeyError(ModelQueryError):
     """A unique-key model's batch produced two rows for one key; nothing of the batch is written."""
 
 
+class LockTimeout(IncrError):
+    """Another call held a lock on what this call writes for longer than ``spark.incr.lockTimeout``."""
+
+
 class PromotionError(IncrError):
     """An environment's view of a model cannot be created where something else already stands."""

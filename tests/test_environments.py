@@ -223,11 +223,15 @@ def test_an_apply_planned_before_another_apply_changed_the_environment_promotes_
     _call(spark, "apply", execution_time=T)
     _call(spark, "create_model", definition=_events(events, raw, ", 1 AS one"))
 
-    from pyspark_incr.run import executor
+    from pyspark_incr.run import executor, guard
 
     def concurrent_apply_lands_first(self, built, _promote=executor.Executor._promote):
-        monkeypatch.undo()  # the other apply runs the real code
+        monkeypatch.undo()  # the other apply runs the real code ...
+        # ... in another Spark application, which (unlike this process's other sessions) does not wait
+        # for this process's locks: the previous-plan check is what stops the first apply then
+        monkeypatch.setattr(guard, "written", lambda plan: set())
         _call(spark, "apply", env="prod", execution_time=T)
+        monkeypatch.undo()
         return _promote(self, built)
 
     monkeypatch.setattr(executor.Executor, "_promote", concurrent_apply_lands_first)

@@ -15,7 +15,7 @@ from pyspark_incr.procedures.common import (
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
-from pyspark_incr.run.executor import Executor
+from pyspark_incr.run import guard
 from pyspark_incr.state.store import StateStore
 
 CATEGORIZE = Param(
@@ -99,4 +99,4 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
 )
 def apply(spark: Any, **args: Any) -> list[tuple]:
     store, the_plan, limit = _plan(spark, **args)
-    return batch_rows(Executor(spark, store, the_plan, "apply", limit).execute())
+    return batch_rows(guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit))

@@ -14,7 +14,7 @@ from pyspark_incr.procedures.common import (
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
-from pyspark_incr.run.executor import Executor
+from pyspark_incr.run import guard
 from pyspark_incr.state.store import StateStore
 
 
@@ -31,8 +31,10 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     limit = concurrency_arg(spark, concurrency)
     store = StateStore(spark)
     window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
-    plan = plan_run(store, env_arg(spark, env), window, select)
-    return batch_rows(Executor(spark, store, plan, "run", limit).execute())
+    env_name = env_arg(spark, env)
+    plan = plan_run(store, env_name, window, select)
+    replan = lambda: plan_run(StateStore(spark), env_name, window, select)  # noqa: E731
+    return batch_rows(guard.execute(spark, store, plan, replan, "run", limit))
 
 
 @procedure(
@@ -57,8 +59,11 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
         raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
     store = StateStore(spark)
     window = window_arg(None, None, execution_time, allow_downgrade=allow_downgrade)
-    plan = plan_run(store, env_arg(spark, env), window, None, restate=model, span=span)
-    results = Executor(spark, store, plan, "restate", concurrency_arg(spark, concurrency)).execute()
+    env_name = env_arg(spark, env)
+    plan = plan_run(store, env_name, window, None, restate=model, span=span)
+    # a restatement planned again after waiting still restates its range: the previous holder's rows are not ours
+    replan = lambda: plan_run(StateStore(spark), env_name, window, None, restate=model, span=span)  # noqa: E731
+    results = guard.execute(spark, store, plan, replan, "restate", concurrency_arg(spark, concurrency))
     skipped = sorted(plan.restatement.skipped.items())
     return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
 

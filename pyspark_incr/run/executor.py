@@ -48,10 +48,11 @@ class BatchResult:
 class Executor:
     """Runs one plan for one procedure call."""
 
-    def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str, concurrency: int = 1) -> None:
+    def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str, concurrency: int = 1,
+                 run_id: str | None = None) -> None:
         self.spark, self.store, self.plan, self.procedure = spark, store, plan, procedure
         self.concurrency = max(1, concurrency)
-        self.run_id = uuid.uuid4().hex
+        self.run_id = run_id or uuid.uuid4().hex
         self.results: list[BatchResult] = []
         self.failed: set[str] = set()
         self._runs: list[dict] = []

@@ -59,9 +59,9 @@ class _ConditionRules:
                                 f"{node.sql('spark')}")
                 continue
             if "low" in sides:
-                ref.lows.append(_Tie(tie.anchor, -tie.offset_ms))
+                ref.lows.append(_Tie(tie.anchor, -tie.offset_ms, scope))
             if "high" in sides:
-                ref.highs.append(tie)
+                ref.highs.append(_Tie(tie.anchor, tie.offset_ms, scope))
 
     def _anchor(self, scope: Scope, node: exp.Expression, lhs: int):
         """``node`` as run-window anchor + offset, _UNTIED, or _Underivable (``lhs``: the compared reference)."""

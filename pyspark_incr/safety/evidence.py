@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -45,6 +46,8 @@ class _Tie:
 
     anchor: int | None
     offset_ms: int
+    #: The query scope whose WHERE/JOIN holds the condition (a window in it or above sees only what it keeps).
+    scope: Any = field(default=None, compare=False)
 
 
 @dataclass
@@ -56,7 +59,7 @@ class _Ref:
     column: str
     lows: list[_Tie] = field(default_factory=list)    # lower read bounds: anchor - before
     highs: list[_Tie] = field(default_factory=list)   # upper read bounds: anchor + after
-    frames: list[tuple[int, int]] = field(default_factory=list)  # Form A (before, after)
+    frames: list[tuple[int, int, Any]] = field(default_factory=list)  # Form A (before, after, scope)
     hard: list[str] = field(default_factory=list)     # not derivable whatever else is known
     soft: list[str] = field(default_factory=list)     # not derivable unless another filter bounds it
 
@@ -74,7 +77,41 @@ def _settle(refs: list[_Ref]) -> list[Bound]:
         for i in cyclic:
             refs[i].hard.append(f"the interval filters on {refs[i].source}.{refs[i].column} form a cycle")
             known.pop(i)
+    for i in list(known):
+        cut = _cut_frame(refs[i], known)
+        if cut:
+            refs[i].hard.append(cut)
+            known.pop(i)
     return [_bound(i, r, known) for i, r in enumerate(refs)]
+
+
+def _cut_frame(ref: _Ref, known: dict[int, tuple[int, int]]) -> str | None:
+    """Why a window frame over ``ref`` would see fewer rows on a slice than on all data, if it would.
+
+    A frame reaching ``before`` outside the run window needs those rows in its input; a filter in the
+    window's own query (or below it) keeping less removes them again, whatever is pushed down, so the
+    window's values depend on where the run starts. A filter in an outer query runs after the window
+    and is harmless.
+    """
+    for before, after, scope in ref.frames:
+        for side, reach, ties, where in ((0, before, ref.lows, "before"), (1, after, ref.highs, "after")):
+            kept = [t.offset_ms + (known[t.anchor][side] if t.anchor is not None else 0) for t in ties
+                    if _inside(t.scope, scope) and (t.anchor is None or t.anchor in known)]
+            if reach and kept and min(kept) < reach:
+                return (f"a window frame over {ref.source}.{ref.column} reaches {iso_duration(reach)} {where} the run "
+                        f"window, but a filter applied before the window keeps only {iso_duration(max(min(kept), 0))}: "
+                        "on a slice the window would see a cut frame; filter in an outer query, or widen that filter "
+                        "by the frame")
+    return None
+
+
+def _inside(inner: Any, outer: Any) -> bool:
+    """True when scope ``inner`` is ``outer`` or nested in it (its conditions apply before ``outer``'s windows)."""
+    while inner is not None:
+        if inner is outer:
+            return True
+        inner = inner.parent
+    return False
 
 
 def _sides(ref: _Ref, known: dict[int, tuple[int, int]]) -> tuple[int, int] | None:

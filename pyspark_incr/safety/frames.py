@@ -29,7 +29,7 @@ class _FrameRules:
                 continue
             ref = self.refs[i]
             try:
-                ref.frames.append(self._frame(scope, window, i))
+                ref.frames.append((*self._frame(scope, window, i), scope))
             except _Underivable as e:
                 if not self.windows_vouched:  # safety_overrides allow_window_functions: read as partition-local
                     _note(ref.hard, f"{e} (window {window.sql('spark')} over {ref.source})")

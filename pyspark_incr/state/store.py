@@ -98,7 +98,7 @@ class StateStore:
             self.ensure()
             name = table.qualified(self.schema)
             try:
-                version = _files_version(self.spark, self.schema, table.name)
+                version = files_version(self.spark, self.schema, table.name)
                 key = (str(self.spark.sparkContext.applicationId), self.schema, table.name)
                 cached = _session_cache.get(key)
                 if version is not None and cached is not None and cached[0] == version:
@@ -179,7 +179,7 @@ class StateStore:
         return {key: _fold(rows) for key, rows in changes.items()}
 
 
-def _files_version(spark: Any, schema: str, name: str) -> tuple | None:
+def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     """The data files of a state table (name, size, modification time); None when they cannot be listed.
 
     State tables only ever grow by appended files, so an unchanged listing means unchanged rows,

@@ -96,7 +96,15 @@ RUNS = StateTable(
     "One row per executed batch: what ran, for which interval, and how it ended.",
 )
 
-ALL_TABLES = (MODELS, ENVIRONMENTS, INTERVALS, RUNS)
+LOCKS = StateTable(
+    "locks",
+    _schema(("lock_key", pa.string()), ("owner", pa.string()), ("procedure", pa.string()), ("op", pa.string()),
+            ("lease_until_ms", pa.int64()), ("seq", pa.int64()), ("at", _TS)),
+    "Who writes what now: 'acquire', 'renew' (every third of the lease) and 'release' rows per key "
+    "(a physical table, or an environment's views) and owner (run@host:pid); a claim past its lease is dead.",
+)
+
+ALL_TABLES = (MODELS, ENVIRONMENTS, INTERVALS, RUNS, LOCKS)
 
 _seq_lock = threading.Lock()
 _last_seq = 0

@@ -1,0 +1,181 @@
+"""Locks on what a call writes: one writer per physical table (and per environment's views) at a time.
+
+Within one Spark application -- threads, sessions of one Thrift or Connect server, which share one
+Python worker -- a process-wide mutex per key gives mutual exclusion. The state table ``locks``
+shows the holder to every process and carries a lease: the holder renews it while it works
+(every third of the lease), so the lock of a run killed outright expires after the lease and is
+taken over. Across Spark applications the catalog rows are the only arbiter: a claim is kept only
+when no earlier live claim of another owner is seen after appending it (append, then read back).
+
+A waiting call gives up after ``spark.incr.lockTimeout`` seconds with an error naming the holder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import pyarrow.compute as pc
+
+from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
+from pyspark_incr.errors import LockTimeout
+from pyspark_incr.state import tables as t
+from pyspark_incr.state.store import StateStore
+
+_POLL_SECONDS = 0.5
+_mutexes: dict[tuple[str, str], threading.Lock] = {}
+_mutexes_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A live lock row: who holds ``key`` and until when its lease runs."""
+
+    key: str
+    owner: str
+    procedure: str
+    seq: int
+    lease_until_ms: int
+
+    def describe(self) -> str:
+        until = datetime.fromtimestamp(self.lease_until_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{self.owner} (incr.{self.procedure}; lease until {until})"
+
+
+def owner_id(run_id: str) -> str:
+    """Who a lock row belongs to: the run, on which host and process (what an operator needs to find it)."""
+    return f"{run_id}@{socket.gethostname()}:{os.getpid()}"
+
+
+class Locks:
+    """The locks one call holds; ``with Locks(...).held(keys):`` around everything it writes."""
+
+    def __init__(self, spark: Any, schema: str, owner: str, procedure: str) -> None:
+        self.spark, self.schema, self.owner, self.procedure = spark, schema, owner, procedure
+        self.lease_s = float(setting(spark, LOCK_LEASE))
+        self.timeout_s = float(setting(spark, LOCK_TIMEOUT))
+        self._held: list[str] = []
+        self._mutexes: list[threading.Lock] = []
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    def held(self, keys: Iterable[str]) -> "Locks":
+        """Acquire ``keys`` (in sorted order, so two calls never wait on each other in a cycle)."""
+        self._keys = sorted(set(keys))
+        return self
+
+    def __enter__(self) -> "Locks":
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            for key in self._keys:
+                self._acquire(key, deadline)
+        except BaseException:
+            self.release()
+            raise
+        if self._held:
+            self._renewer = threading.Thread(target=self._renew, name="incr-lock-renewer", daemon=True)
+            self._renewer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Give back every key held (catalog rows first, then the process mutexes)."""
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join()
+        try:
+            if self._held:
+                self._append("release", self._held)
+        finally:
+            for mutex in reversed(self._mutexes):
+                mutex.release()
+            self._held, self._mutexes = [], []
+
+    def _acquire(self, key: str, deadline: float) -> None:
+        mutex = _mutex(self.schema, key)
+        if not mutex.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            holder = live_claims(self.spark, self.schema).get(key)
+            raise self._timeout(key, holder.describe() if holder else "another call of this Spark application")
+        self._mutexes.append(mutex)
+        while True:
+            holder = self._other_holder(key)
+            if holder is None:
+                self._append("acquire", [key])
+                holder = self._other_holder(key, mine_since=True)
+                if holder is None:
+                    self._held.append(key)
+                    return
+                self._append("release", [key])  # another process claimed it first: back off
+            if time.monotonic() >= deadline:
+                raise self._timeout(key, holder.describe())
+            time.sleep(_POLL_SECONDS)
+
+    def _other_holder(self, key: str, mine_since: bool = False) -> Claim | None:
+        """A live claim of another owner; with ``mine_since``, only one older than this owner's own claim."""
+        claims = live_claims(self.spark, self.schema, key)
+        mine = claims.pop(self.owner, None)
+        others = sorted(claims.values(), key=lambda c: c.seq)
+        if not others:
+            return None
+        if mine_since and mine is not None and others[0].seq > mine.seq:
+            return None
+        return others[0]
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            try:
+                self._append("renew", self._held)
+            except Exception:  # noqa: BLE001 - a missed renewal only shortens the lease; the next one may land
+                continue
+
+    def _append(self, op: str, keys: list[str]) -> None:
+        lease_until = int((time.time() + self.lease_s) * 1000) if op != "release" else 0
+        StateStore(self.spark, self.schema).append(t.LOCKS, [
+            {"lock_key": key, "owner": self.owner, "procedure": self.procedure, "op": op, "lease_until_ms": lease_until}
+            for key in keys
+        ])
+
+    def _timeout(self, key: str, holder: str) -> LockTimeout:
+        return LockTimeout(
+            f"incr.{self.procedure}: {key} is locked by {holder}; waited {self.timeout_s:g} s "
+            f"(spark.incr.lockTimeout). Nothing was changed: run again when it is done; a lock of a run that "
+            f"was killed expires when its lease (spark.incr.lockLease) runs out"
+        )
+
+
+def live_claims(spark: Any, schema: str, key: str | None = None) -> dict[str, Claim]:
+    """Live claims by owner for ``key`` (by key when ``key`` is None: the oldest live claim of each key)."""
+    rows = StateStore(spark, schema).read(t.LOCKS)
+    if key is not None:
+        rows = rows.filter(pc.equal(rows["lock_key"], key))
+    latest: dict[tuple[str, str], dict] = {}
+    since: dict[tuple[str, str], int] = {}  # the acquire that began each owner's current claim
+    for row in rows.sort_by("seq").to_pylist():
+        pair = (row["lock_key"], row["owner"])
+        latest[pair] = row
+        if row["op"] == "acquire" or pair not in since:
+            since[pair] = row["seq"]
+        if row["op"] == "release":
+            since.pop(pair)
+    now_ms = int(time.time() * 1000)
+    live = [Claim(k, o, r["procedure"], since[(k, o)], r["lease_until_ms"]) for (k, o), r in latest.items()
+            if r["op"] != "release" and r["lease_until_ms"] > now_ms]
+    if key is not None:
+        return {c.owner: c for c in live}
+    oldest: dict[str, Claim] = {}
+    for claim in sorted(live, key=lambda c: c.seq, reverse=True):
+        oldest[claim.key] = claim
+    return oldest
+
+
+def _mutex(schema: str, key: str) -> threading.Lock:
+    with _mutexes_lock:
+        return _mutexes.setdefault((schema, key), threading.Lock())

@@ -1,0 +1,128 @@
+"""Locks: two calls writing the same model never both apply its work; a dead run's lock expires."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+from chispa import assert_df_equality
+
+from conftest import call as _call, physical, state_rows
+from pyspark_incr.run.locks import live_claims
+from pyspark_incr.state import tables as t
+from pyspark_incr.state.store import StateStore
+
+EQUAL = dict(ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
+#: Each source row sleeps this long when read, so a build holds its lock for a while.
+SLOW = "java_method('java.lang.Thread', 'sleep', CAST(150 AS BIGINT)) IS NOT NULL"
+KINDS = {
+    "unique_key": ("INCREMENTAL_BY_UNIQUE_KEY (unique_key id)",
+                   "SELECT id, name, ds FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds AND " + SLOW
+                   + " QUALIFY ROW_NUMBER() OVER (PARTITION BY id ORDER BY ds DESC) = 1"),
+    "scd2": ("SCD_TYPE_2_BY_COLUMN (unique_key id, columns (name))",
+             "SELECT id, name FROM {raw} WHERE " + SLOW + " QUALIFY ROW_NUMBER() OVER (PARTITION BY id ORDER BY ds DESC) = 1"),
+}
+
+
+@contextmanager
+def _conf(spark, **values: str):
+    keys = {f"spark.incr.{k}": v for k, v in values.items()}
+    old = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+
+
+def _raw(spark, prefix: str, days: int) -> str:
+    table = f"{prefix}_raw.items"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {prefix}_raw")
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    rows = [(key, f"n{day}{key}", f"2024-01-{day:02d}") for day in range(1, days + 1) for key in range(3)]
+    spark.createDataFrame(rows, "id INT, name STRING, day STRING") \
+        .selectExpr("id", "name", "CAST(day AS DATE) AS ds").write.format("parquet").saveAsTable(table)
+    return table
+
+
+def _define(spark, name: str, kind: str, raw: str) -> None:
+    kind_sql, query = KINDS[kind]
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind {kind_sql}, start '2024-01-01', cron '@daily'); " + query.format(raw=raw)))
+
+
+def _claim(spark, key: str, owner: str, lease_s: float) -> None:
+    """A lock row as a run killed while holding ``key`` would have left it."""
+    StateStore(spark).append(t.LOCKS, [{"lock_key": key, "owner": owner, "procedure": "run", "op": "acquire",
+                                        "lease_until_ms": int((time.time() + lease_s) * 1000)}])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_two_simultaneous_runs_build_each_batch_once(spark, isolated, kind):
+    raw = _raw(spark, isolated, days=4)
+    name, reference = f"{isolated}.contended", f"{isolated}.reference"
+    _define(spark, name, kind, raw)
+    _define(spark, reference, kind, raw)
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    results: dict[int, list] = {}
+
+    def run(i: int) -> None:
+        results[i] = _call(spark, "run", execution_time="2024-01-05 00:00:00", select=name)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    built = [[r for r in rows if r.model == name and r.status == "ok"] for rows in results.values()]
+    assert sorted(len(rows) > 0 for rows in built) == [False, True], "exactly one run built, the other found it done"
+    _call(spark, "run", execution_time="2024-01-05 00:00:00", select=reference)
+    assert_df_equality(spark.table(name), spark.table(reference), **EQUAL)
+    assert live_claims(spark, f"{isolated}_state") == {}, "both runs released their locks"
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, isolated):
+    raw = _raw(spark, isolated, days=3)
+    name = f"{isolated}.items"
+    _define(spark, name, "unique_key", raw)
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    _claim(spark, f"table {physical(spark, name)}", "dead-run@gone:1", lease_s=3)
+    started = time.monotonic()
+
+    with _conf(spark, lockTimeout="30"):
+        rows = _call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert time.monotonic() - started >= 2.5, "the run waited for the dead run's lease to end"
+    assert [r.status for r in rows if r.model == name] == ["ok"], rows
+
+
+def test_a_held_lock_fails_the_call_naming_the_holder_and_changes_nothing(spark, isolated):
+    raw = _raw(spark, isolated, days=3)
+    name = f"{isolated}.items"
+    _define(spark, name, "unique_key", raw)
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    _claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600)
+    before = state_rows(spark, isolated)
+
+    with _conf(spark, lockTimeout="1"), pytest.raises(Exception) as failed:
+        _call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert "is locked by busy-run@host:42 (incr.run; lease until" in str(failed.value)
+    assert "spark.incr.lockTimeout" in str(failed.value)
+    assert state_rows(spark, isolated) == before
+
+
+def test_a_call_with_nothing_to_write_takes_no_lock(spark, isolated):
+    raw = _raw(spark, isolated, days=3)
+    _define(spark, f"{isolated}.items", "unique_key", raw)
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    locks = spark.table(f"{isolated}_state.locks").count()
+
+    assert _call(spark, "run", execution_time="2024-01-02 00:00:00") == []
+
+    assert spark.table(f"{isolated}_state.locks").count() == locks
