@@ -14,6 +14,8 @@ def call_sql(procedure: str, **args: Any) -> str:
 
     >>> call_sql("run", execution_time="2024-01-02", select="a'; DROP TABLE x --", ignore_cron=True)
     "CALL incr.run(execution_time => '2024-01-02', select => 'a\\\\'; DROP TABLE x --', ignore_cron => TRUE)"
+    >>> call_sql("plan", env="${env:HOME}")
+    "CALL incr.plan(env => '$\\\\{env:HOME}')"
     """
     parts = []
     for name, value in args.items():
@@ -25,7 +27,9 @@ def call_sql(procedure: str, **args: Any) -> str:
             literal = exp.Literal.number(value)
         else:
             literal = exp.Literal.string(str(value))
-        parts.append(f"{name} => {literal.sql('spark')}")
+        # ``$\{`` reads back as ``${``; written as is, Spark's variable substitution would replace it first
+        text = literal.sql("spark").replace("${", "$\\{")
+        parts.append(f"{name} => {text}")
     return f"CALL incr.{procedure}({', '.join(parts)})"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
@@ -242,7 +243,18 @@ def _name(props: dict, where: str) -> str:
         raise ModelDefinitionError(
             f"{where}: {prop.at}: model name {prop.text!r} must be schema.table, e.g. analytics.daily_sales"
         )
+    # The name is re-read as SQL where tables are derived from it: quotes, ';' or '--' in it would change it.
+    odd = [p for p in parts if not _PLAIN_NAME.fullmatch(p) or "--" in p]
+    if odd:
+        raise ModelDefinitionError(
+            f"{where}: {prop.at}: model name {prop.text!r}: {odd[0]!r} may only hold ASCII letters, digits, "
+            "underscores, spaces and single hyphens; rename it, e.g. analytics.daily_sales"
+        )
     return ".".join(p.lower() for p in parts)
+
+
+#: What a part of a model name may hold.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_ -]+")
 
 
 def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], where: str) -> tuple[str | None, tuple[str, ...]]:

@@ -31,7 +31,7 @@ def load(path: str | Path) -> Project:
     """Load the project at ``path``: every model, with config defaults and variables applied."""
     root = Path(path).expanduser()
     models_dir = root / "models"
-    if not models_dir.is_dir():
+    if not _is_dir(models_dir):
         raise ArgumentError(
             f"project {str(path)!r}: no models/ directory there; pass the project root "
             "(the directory holding models/*.sql)"
@@ -55,6 +55,14 @@ def load(path: str | Path) -> Project:
             )
         models[model.name] = with_content_hash(model)
     return Project(root, tuple(m for m in models.values() if m.enabled), config)
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False for a path the OS cannot even look up (a name too long): a clear error, no traceback."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def load_project(path: str | Path) -> list[Model]:

@@ -7,6 +7,7 @@ batch interval. The executor never looks at the kind itself.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol
@@ -190,6 +191,14 @@ class TableWriter:
                 raise ModelDefinitionError(
                     f"{where}: partitioned_by {column!r} is an expression; Parquet tables partition by columns only"
                 )
+        # The Hive metastore filters partitions by a text filter it cannot parse with other names in it.
+        odd = [c for c in self.partition_columns(model) if not re.fullmatch(r"[A-Za-z0-9_]+", c)]
+        if odd:
+            raise ModelDefinitionError(
+                f"{where}: partition column {odd[0]!r} may only hold ASCII letters, digits and underscores (the "
+                "Hive metastore cannot filter partitions by other names); rename it, or partition by another "
+                "column with partitioned_by"
+            )
 
     def stale(self, ctx: "BuildContext", interval: Interval) -> str | None:
         """A stored table of the current version is rebuilt only when its intervals say so."""

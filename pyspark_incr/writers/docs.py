@@ -22,8 +22,15 @@ WRITER_PROPERTIES = frozenset({SOURCES_VERSION})
 
 
 def literal(text: str) -> str:
-    """A Spark SQL string literal."""
-    return exp.Literal.string(text).sql("spark")
+    """A Spark SQL string literal, ``${`` written ``$\\{`` so Spark's variable substitution leaves it alone.
+
+    (Spark replaces ``${name}``, ``${env:NAME}`` even inside quotes before parsing: a description holding one
+    would otherwise be stored with a setting or an environment variable in its place.)
+
+    >>> literal("it's ${env:HOME}")
+    "'it\\\\'s $\\\\{env:HOME}'"
+    """
+    return exp.Literal.string(text).sql("spark").replace("${", "$\\{")
 
 
 def table_properties(model: Model) -> dict[str, str]:
@@ -59,13 +66,22 @@ def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql
 
 
 def columns_ddl(spark: Any, df: Any, model: Model) -> str:
-    """``df``'s columns as DDL (written by Spark itself), with the model's column descriptions as comments."""
+    """``df``'s columns as DDL (types written by Spark itself), with the model's column descriptions as comments.
+
+    Names and comments are quoted here, not by Spark's ``toDDL``: it leaves backslashes in a comment unescaped,
+    so a description holding ``\\'`` ended the literal early and the CREATE TABLE failed to parse.
+    """
     comments = dict(model.column_descriptions)
-    schema = json.loads(df.schema.json())
-    for field in schema["fields"]:
+    types = spark._jvm.org.apache.spark.sql.types.DataType
+    columns = []
+    for field in json.loads(df.schema.json())["fields"]:
+        ddl = f"{exp.to_identifier(field['name'], quoted=True).sql('spark')} {types.fromJson(json.dumps(field['type'])).sql()}"
+        if not field.get("nullable", True):
+            ddl += " NOT NULL"
         if field["name"] in comments:
-            field.setdefault("metadata", {})["comment"] = comments[field["name"]]
-    return spark._jvm.org.apache.spark.sql.types.DataType.fromJson(json.dumps(schema)).toDDL()
+            ddl += f" COMMENT {literal(comments[field['name']])}"
+        columns.append(ddl)
+    return ", ".join(columns)
 
 
 def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: set[str]) -> None:

@@ -21,7 +21,8 @@ def quoted(column: str) -> str:
 
 
 def exists(spark: Any, table: exp.Table) -> bool:
-    return bool(spark.catalog.tableExists(f"{table.db}.{table.name}"))
+    """Whether ``table`` exists; schema and name passed apart, so no name is parsed (';' or quotes in it)."""
+    return bool(spark.catalog.tableExists(table.name, table.db))
 
 
 def names_in(spark: Any, schema: str) -> set[str]:

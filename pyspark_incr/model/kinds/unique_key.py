@@ -38,7 +38,8 @@ def read_when_matched(prop: Property, where: str) -> str:
 def read_predicate(prop: Property, where: str) -> str:
     """A boolean SQL expression over ``source`` and ``target``."""
     v = _value(prop, where)
-    if isinstance(v, (exp.Literal, exp.Tuple)):
+    # A ';' (a second statement riding along, kept as raw text by the parser) is refused, not carried on.
+    if isinstance(v, (exp.Literal, exp.Tuple, exp.Command)) or ";" in v.sql("spark"):
         raise ModelDefinitionError(f"{where}: {prop.at}: {prop.key} must be a condition like source.ds > target.ds")
     return v.sql("spark")
 
