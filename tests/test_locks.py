@@ -61,6 +61,15 @@ def _claim(spark, key: str, owner: str, lease_s: float) -> None:
                                         "lease_until_ms": int((time.time() + lease_s) * 1000)}])
 
 
+@pytest.fixture()
+def items(spark, isolated) -> str:
+    """A unique-key model over three days, applied through the first: the next run has two days to build."""
+    name = f"{isolated}.items"
+    _define(spark, name, "unique_key", _raw(spark, isolated, days=3))
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    return name
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_two_simultaneous_runs_build_each_batch_once(spark, isolated, kind):
     raw = _raw(spark, isolated, days=4)
@@ -86,11 +95,8 @@ def test_two_simultaneous_runs_build_each_batch_once(spark, isolated, kind):
     assert live_claims(spark, f"{isolated}_state") == {}, "both runs released their locks"
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, isolated):
-    raw = _raw(spark, isolated, days=3)
-    name = f"{isolated}.items"
-    _define(spark, name, "unique_key", raw)
-    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, items):
+    name = items
     _claim(spark, f"table {physical(spark, name)}", "dead-run@gone:1", lease_s=3)
     started = time.monotonic()
 
@@ -101,11 +107,8 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, isolat
     assert [r.status for r in rows if r.model == name] == ["ok"], rows
 
 
-def test_a_held_lock_fails_the_call_naming_the_holder_and_changes_nothing(spark, isolated):
-    raw = _raw(spark, isolated, days=3)
-    name = f"{isolated}.items"
-    _define(spark, name, "unique_key", raw)
-    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+def test_a_held_lock_fails_the_call_naming_the_holder_and_changes_nothing(spark, isolated, items):
+    name = items
     _claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600)
     before = state_rows(spark, isolated)
 
@@ -117,10 +120,7 @@ def test_a_held_lock_fails_the_call_naming_the_holder_and_changes_nothing(spark,
     assert state_rows(spark, isolated) == before
 
 
-def test_a_call_with_nothing_to_write_takes_no_lock(spark, isolated):
-    raw = _raw(spark, isolated, days=3)
-    _define(spark, f"{isolated}.items", "unique_key", raw)
-    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+def test_a_call_with_nothing_to_write_takes_no_lock(spark, isolated, items):
     locks = spark.table(f"{isolated}_state.locks").count()
 
     assert _call(spark, "run", execution_time="2024-01-02 00:00:00") == []

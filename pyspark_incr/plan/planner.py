@@ -231,7 +231,7 @@ class _Context:
         judgement = safety.judge(model, safety.timeseries_sources(model, self.known))
         plan = replace(plan, safety=judgement)
         if judgement.refused and not self.window.allow_downgrade:
-            return replace(plan, unsafe=judgement.refusal, reason=_join(
+            return replace(plan, reason=_join(
                 plan.reason, "refused by the incremental safety check (incr.explain shows why); apply and run "
                              "fail unless the SQL is fixed, safety_overrides vouch for it or allow_downgrade => true"))
         if judgement.refused:
@@ -243,7 +243,7 @@ class _Context:
                                                      "rebuilds it whole, in one job"))
         per_partition = self.window.per_partition or judgement.batch_class == safety.PER_PARTITION_ONLY
         batches = tuple(writer_for(model).plan_batches(model, plan.expected, plan.missing, per_partition))
-        return replace(plan, batches=batches, pushdown=judgement.pushdown)
+        return replace(plan, batches=batches)
 
     def _schema_change(self, plan: ModelPlan) -> ModelPlan:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""

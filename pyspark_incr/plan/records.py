@@ -64,12 +64,18 @@ class ModelPlan:
     examine_at_build: bool = False
     #: What the incremental safety gate says of a time-sliced model with work to do (None: not judged).
     safety: Judgement | None = None
-    #: The gate's refusal: the call must not build this model (empty when it may).
-    unsafe: str = ""
     #: Set when a refused model is rebuilt whole under allow_downgrade: the warning its result rows carry.
     downgraded: str = ""
-    #: Timeseries sources the model's batches read only over their window widened by the bound.
-    pushdown: tuple[Pushdown, ...] = ()
+
+    @property
+    def unsafe(self) -> str:
+        """The gate's refusal when the call must not build this model ('' when it may, or is downgraded)."""
+        return self.safety.refusal if self.safety is not None and not self.downgraded else ""
+
+    @property
+    def pushdown(self) -> tuple[Pushdown, ...]:
+        """Timeseries sources the model's batches read only over their window widened by the bound."""
+        return self.safety.pushdown if self.safety is not None else ()
 
     @property
     def kind(self) -> str:

@@ -41,6 +41,7 @@ class Judgement:
     batch_class: str
     #: Why the model may not run on slices (the message shown to the user); '' when it may.
     refusal: str
+    #: The filters its sources get when it runs sliced (none when refused: a downgrade reads them whole).
     pushdown: tuple[Pushdown, ...]
 
     @property
@@ -77,7 +78,8 @@ def _judge(name: str, definition: str, query: str, dialect: str, source: str, ov
     underivable = [b for b in found if b.kind == bounds.NOT_DERIVABLE]
     refusal = refusal_message(name, source, verdict, underivable) if not verdict.safe or underivable else ""
     by_name = {s.name: s for s in sources}
-    pushdown = tuple(Pushdown(by_name[b.source], b.before_ms, b.after_ms) for b in found if b.kind == bounds.BOUNDED)
+    pushdown = tuple(Pushdown(by_name[b.source], b.before_ms, b.after_ms) for b in found
+                     if b.kind == bounds.BOUNDED and not refusal)  # a refused model never runs sliced
     return Judgement(verdict, found, batch_class(verdict, found), refusal, pushdown)
 
 
@@ -102,10 +104,7 @@ def batch_class(verdict: classify.Verdict, found: tuple[bounds.Bound, ...]) -> s
 def refusal_message(name: str, source: str, verdict: classify.Verdict, underivable: list[bounds.Bound]) -> str:
     """Each unsafe construct with its position in the model's file (``source``; positions in a registered
     definition's text for ``registry``), each source whose reach is unknown, and the ways out."""
-    where = f" ({source})" if source and source != "registry" else ""
-    lines = [f"Incremental safety check refused model '{name}'{where}: on a time slice it "
-             "may compute different rows than on the full data."]
-    lines += [f"  line {f.line}, column {f.column}: {f.construct}: {f.why}." for f in verdict.findings]
+    lines = [classify.headline(name, source if source != "registry" else ""), *classify.finding_lines(verdict)]
     if any(f.rule == "window" for f in verdict.findings):  # the window finding already says it (and its override)
         underivable = [b for b in underivable if not all("(window " in r for r in b.reason.split("; "))]
     lines += [f"  source {b.source}: cannot derive how far outside the run window it must be read ({b.reason}); "

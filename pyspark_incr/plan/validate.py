@@ -67,7 +67,7 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
             )
         if target is not None:
             readable = readable and tables.exists(spark, target)
-        elif not spark.catalog.tableExists(_quoted(ref)):
+        elif not tables.exists(spark, exp.table_(*reversed(ref.split(".")))):
             raise ModelQueryError(
                 f"model {model.name} reads {ref}, which is neither a table in the catalog nor a model; "
                 f"create the table or define a model named {ref}"
@@ -125,11 +125,3 @@ def _reads(depends_on: tuple[str, ...], embedded: dict[str, str]) -> list[str]:
             out.append(ref)
     return out
 
-
-def _quoted(name: str) -> str:
-    """A dotted table name with each part quoted: the catalog parses what it is given (``;`` or quotes in a part).
-
-    >>> _quoted("raw.x; drop table y")
-    '`raw`.`x; drop table y`'
-    """
-    return ".".join(exp.to_identifier(part, quoted=True).sql("spark") for part in name.split("."))

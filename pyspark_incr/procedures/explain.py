@@ -54,8 +54,8 @@ def explain(spark: Any, model: str, env: str | None, execution_time: str | None)
         known = {m.name: m.model for m in plan.models}
         judgement = safety.judge(mp.model, safety.timeseries_sources(mp.model, known))
     interval = sample_interval(mp, window)
-    pushdown = judgement.pushdown if judgement is not None and not judgement.refused else ()
-    ctx = BuildContext(spark, mp.model, mp.table, window.execution_ms, plan.table_map, plan.embedded, pushdown=pushdown)
+    ctx = BuildContext(spark, mp.model, mp.table, window.execution_ms, plan.table_map, plan.embedded,
+                       pushdown=judgement.pushdown if judgement is not None else ())
     rows.append(("sql", name, ctx.query(interval).sql("spark"), json.dumps({"interval": str(interval)})))
     return rows + (_safety(mp.model, judgement) if judgement is not None else [])
 
@@ -71,6 +71,6 @@ def _safety(model: Model, judgement: safety.Judgement) -> list[tuple]:
     rows += [("pushdown", p.source.name,
               f"{p.source.column} >= run start - {iso_duration(p.before_ms)} AND "
               f"{p.source.column} < run end + {iso_duration(p.after_ms)}", None)
-             for p in (judgement.pushdown if not judgement.refused else ())]
+             for p in judgement.pushdown]
     rows.append(("batch_safety", model.name, judgement.batch_class, None))
     return rows

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-import pyarrow.compute as pc
-
 from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
 from pyspark_incr.errors import LockTimeout
 from pyspark_incr.state import tables as t
@@ -74,7 +72,9 @@ class Locks:
         deadline = time.monotonic() + self.timeout_s
         try:
             for key in self._keys:
-                self._acquire(key, deadline)
+                self._lock_mutex(key, deadline)
+            if self._keys:
+                self._claim(deadline)
         except BaseException:
             self.release()
             raise
@@ -99,35 +99,39 @@ class Locks:
                 mutex.release()
             self._held, self._mutexes = [], []
 
-    def _acquire(self, key: str, deadline: float) -> None:
+    def _lock_mutex(self, key: str, deadline: float) -> None:
+        """This process's mutex of ``key``: other calls of this Spark application wait here."""
         mutex = _mutex(self.schema, key)
         if not mutex.acquire(timeout=max(0.0, deadline - time.monotonic())):
             holder = live_claims(self.spark, self.schema).get(key)
             raise self._timeout(key, holder.describe() if holder else "another call of this Spark application")
         self._mutexes.append(mutex)
+
+    def _claim(self, deadline: float) -> None:
+        """Claim every key in the catalog at once: one append and one read back per attempt, whatever their number."""
         while True:
-            holder = self._other_holder(key)
+            holder = self._other_holder()
             if holder is None:
-                self._append("acquire", [key])
-                holder = self._other_holder(key, mine_since=True)
+                self._append("acquire", self._keys)
+                holder = self._other_holder(mine_since=True)
                 if holder is None:
-                    self._held.append(key)
+                    self._held = list(self._keys)
                     return
-                self._append("release", [key])  # another process claimed it first: back off
+                self._append("release", self._keys)  # another process claimed first: back off
             if time.monotonic() >= deadline:
-                raise self._timeout(key, holder.describe())
+                raise self._timeout(holder.key, holder.describe())
             time.sleep(_POLL_SECONDS)
 
-    def _other_holder(self, key: str, mine_since: bool = False) -> Claim | None:
-        """A live claim of another owner; with ``mine_since``, only one older than this owner's own claim."""
-        claims = live_claims(self.spark, self.schema, key)
-        mine = claims.pop(self.owner, None)
-        others = sorted(claims.values(), key=lambda c: c.seq)
-        if not others:
-            return None
-        if mine_since and mine is not None and others[0].seq > mine.seq:
-            return None
-        return others[0]
+    def _other_holder(self, mine_since: bool = False) -> Claim | None:
+        """The oldest live claim of another owner on one of the keys; with ``mine_since``, only one older than
+        this owner's own claim of that key."""
+        wanted = set(self._keys)
+        claims = [c for c in _live(self.spark, self.schema) if c.key in wanted]
+        mine = {c.key: c.seq for c in claims if c.owner == self.owner}
+        others = sorted((c for c in claims if c.owner != self.owner), key=lambda c: c.seq)
+        if mine_since:
+            others = [c for c in others if c.key not in mine or c.seq < mine[c.key]]
+        return others[0] if others else None
 
     def _renew(self) -> None:
         while not self._stop.wait(self.lease_s / 3):
@@ -151,11 +155,17 @@ class Locks:
         )
 
 
-def live_claims(spark: Any, schema: str, key: str | None = None) -> dict[str, Claim]:
-    """Live claims by owner for ``key`` (by key when ``key`` is None: the oldest live claim of each key)."""
+def live_claims(spark: Any, schema: str) -> dict[str, Claim]:
+    """The oldest live claim of each key: who holds it."""
+    oldest: dict[str, Claim] = {}
+    for claim in sorted(_live(spark, schema), key=lambda c: c.seq, reverse=True):
+        oldest[claim.key] = claim
+    return oldest
+
+
+def _live(spark: Any, schema: str) -> list[Claim]:
+    """Every live claim: per key and owner, the current claim (begun by an acquire) whose lease has not run out."""
     rows = StateStore(spark, schema).read(t.LOCKS)
-    if key is not None:
-        rows = rows.filter(pc.equal(rows["lock_key"], key))
     latest: dict[tuple[str, str], dict] = {}
     since: dict[tuple[str, str], int] = {}  # the acquire that began each owner's current claim
     for row in rows.sort_by("seq").to_pylist():
@@ -166,14 +176,8 @@ def live_claims(spark: Any, schema: str, key: str | None = None) -> dict[str, Cl
         if row["op"] == "release":
             since.pop(pair)
     now_ms = int(time.time() * 1000)
-    live = [Claim(k, o, r["procedure"], since[(k, o)], r["lease_until_ms"]) for (k, o), r in latest.items()
+    return [Claim(k, o, r["procedure"], since[(k, o)], r["lease_until_ms"]) for (k, o), r in latest.items()
             if r["op"] != "release" and r["lease_until_ms"] > now_ms]
-    if key is not None:
-        return {c.owner: c for c in live}
-    oldest: dict[str, Claim] = {}
-    for claim in sorted(live, key=lambda c: c.seq, reverse=True):
-        oldest[claim.key] = claim
-    return oldest
 
 
 def _mutex(schema: str, key: str) -> threading.Lock:

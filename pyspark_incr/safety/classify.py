@@ -32,7 +32,8 @@ from pyspark_incr.safety.located import _Source
 from pyspark_incr.safety.rules import OVERRIDE_RULES, OVERRIDES, RULE_OVERRIDE, RULES, WHY, Finding, Verdict
 from pyspark_incr.safety.tables import table_key
 
-__all__ = ["OVERRIDES", "OVERRIDE_RULES", "RULES", "RULE_OVERRIDE", "WHY", "Finding", "Verdict", "classify", "message"]
+__all__ = ["OVERRIDES", "OVERRIDE_RULES", "RULES", "RULE_OVERRIDE", "WHY", "Finding", "Verdict", "classify",
+           "finding_lines", "headline", "message"]
 
 def classify(
     query: str,
@@ -77,13 +78,22 @@ def message(model_name: str, verdict: Verdict) -> str:
     """
     if verdict.safe:
         return f"Model '{model_name}' passes the incremental safety check."
-    lines = [f"Incremental safety check refused model '{model_name}': on a time slice it may compute "
-             "different rows than on the full data."]
-    lines += [f"  line {f.line}, column {f.column}: {f.construct}: {f.why}." for f in verdict.findings]
+    lines = [headline(model_name), *finding_lines(verdict)]
     names = ", ".join(f"{RULE_OVERRIDE[r]}: true" for r in RULES if any(f.rule == r for f in verdict.findings))
     lines.append(f"Fix the SQL, or set safety_overrides ({names}) if you have verified this usage is safe on "
                  "partial data, or pass allow_downgrade => true to fall back to a full-table refresh for this run.")
     return "\n".join(lines)
+
+
+def headline(model_name: str, where: str = "") -> str:
+    """The first line of a refusal; ``where`` (a file) is named after the model."""
+    return (f"Incremental safety check refused model '{model_name}'{f' ({where})' if where else ''}: on a time slice "
+            "it may compute different rows than on the full data.")
+
+
+def finding_lines(verdict: Verdict) -> list[str]:
+    """One indented line per finding: its position, the construct, why it is unsafe."""
+    return [f"  line {f.line}, column {f.column}: {f.construct}: {f.why}." for f in verdict.findings]
 
 
 def _overridden_rules(overrides: Iterable[str]) -> frozenset[str]:

@@ -21,8 +21,15 @@ def quoted(column: str) -> str:
 
 
 def exists(spark: Any, table: exp.Table) -> bool:
-    """Whether ``table`` exists; schema and name passed apart, so no name is parsed (';' or quotes in it)."""
-    return bool(spark.catalog.tableExists(table.name, table.db))
+    """Whether ``table`` exists; each part quoted, so no name is misread (';' or quotes in it).
+
+    >>> class Catalog:
+    ...     def tableExists(self, name): return name == "`raw`.`x; drop table y`"
+    >>> exists(type("Spark", (), {"catalog": Catalog()})(), exp.table_("x; drop table y", "raw"))
+    True
+    """
+    return bool(spark.catalog.tableExists(".".join(exp.to_identifier(p.name, quoted=True).sql("spark")
+                                                   for p in table.parts)))
 
 
 def names_in(spark: Any, schema: str) -> set[str]:

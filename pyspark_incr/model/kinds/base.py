@@ -90,6 +90,15 @@ def read_time_column(prop: Property, where: str) -> tuple[str, str | None]:
     )
 
 
+def finish_time_column(cls: type, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
+    """``values`` with ``time_column_format`` as Python strftime: ``finish = classmethod(finish_time_column)``
+    in a kind with a ``time_column`` property."""
+    if values.get("time_column_format"):
+        at = spec.properties["time_column"].at
+        values["time_column_format"] = python_time_format(values["time_column_format"], dialect, f"{where}: {at}")
+    return values
+
+
 def python_time_format(fmt: str, dialect: str, where: str) -> str:
     """A time format as Python strftime: '%Y-%m-%d' stays, a dialect format ('yyyy-MM-dd') is converted.
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pyspark_incr.model.block import KindSpec
-from pyspark_incr.model.kinds.base import KindBase, python_time_format, read_time_column
+from pyspark_incr.model.kinds.base import KindBase, finish_time_column, read_time_column
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import as_bool, as_int, as_literal_mapping, as_string
 
@@ -92,9 +91,4 @@ class ExternalKind(KindBase):
     time_column: str | None = None
     time_column_format: str | None = None
 
-    @classmethod
-    def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
-        if values.get("time_column_format"):
-            at = spec.properties["time_column"].at
-            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, f"{where}: {at}")
-        return values
+    finish = classmethod(finish_time_column)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pyspark_incr.model.block import KindSpec
-from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase, python_time_format, read_time_column
+from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase, finish_time_column, read_time_column
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import as_int
 
@@ -34,9 +33,4 @@ class IncrementalByTimeRangeKind(KindBase):
     on_additive_change: str = "allow"
     disable_restatement: bool = False
 
-    @classmethod
-    def finish(cls, values: dict[str, Any], where: str, dialect: str, spec: KindSpec) -> dict[str, Any]:
-        if values.get("time_column_format"):
-            at = spec.properties["time_column"].at
-            values["time_column_format"] = python_time_format(values["time_column_format"], dialect, f"{where}: {at}")
-        return values
+    finish = classmethod(finish_time_column)
