@@ -19,8 +19,14 @@ LOCK_TIMEOUT = "spark.incr.lockTimeout"
 #: Seconds a lock stays valid without renewal: how long the lock of a killed run blocks others.
 LOCK_LEASE = "spark.incr.lockLease"
 
+#: Stop starting batches once one fails (the rest of the run is reported skipped); default false.
+FAIL_FAST = "spark.incr.failFast"
+#: A state table holding this many data files is compacted by the next call that writes state.
+STATE_COMPACT_FILES = "spark.incr.stateCompactFiles"
+
 _DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4",
-             LOCK_TIMEOUT: "60", LOCK_LEASE: "300"}
+             LOCK_TIMEOUT: "60", LOCK_LEASE: "300",
+             STATE_COMPACT_FILES: "100", FAIL_FAST: "false"}
 
 
 def setting(spark: Any, key: str) -> str:

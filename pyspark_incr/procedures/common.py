@@ -8,6 +8,7 @@ from typing import Any
 
 from pyspark_incr.config import CONCURRENCY as CONCURRENCY_CONF
 from pyspark_incr.config import DEFAULT_ENV, setting
+from pyspark_incr.config import FAIL_FAST as FAIL_FAST_CONF
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.times import is_date_only, to_datetime, to_end_ms, to_ms
@@ -54,6 +55,11 @@ ALLOW_DOWNGRADE = Param(
     "(its result rows say so) instead of failing the call.",
     default=False,
 )
+FAIL_FAST = Param(
+    "fail_fast", "boolean",
+    "Stop at the first failed batch: batches and models not started yet are reported skipped and stay "
+    "missing (default: the session's spark.incr.failFast, else false: independent models go on).",
+)
 IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
 
 BATCH_OUTPUT = (
@@ -90,6 +96,16 @@ def concurrency_arg(spark: Any, value: int | None, configured: str | None = None
     if limit < 1:
         raise ArgumentError(f"{source} is {raw!r}; give a whole number of models to build at once, 1 or more")
     return limit
+
+
+def fail_fast_arg(spark: Any, value: bool | None) -> bool:
+    """Whether the first failed batch stops the call: the argument, else the session's spark.incr.failFast."""
+    if value is not None:
+        return bool(value)
+    raw = setting(spark, FAIL_FAST_CONF).strip().lower()
+    if raw not in ("true", "false"):
+        raise ArgumentError(f"spark conf {FAIL_FAST_CONF} is {raw!r}; set it to true or false")
+    return raw == "true"
 
 
 def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False,

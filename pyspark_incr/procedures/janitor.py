@@ -15,6 +15,7 @@ a physical schema, and recorded in the environments or intervals state table.
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -27,6 +28,7 @@ from pyspark_incr.intervals.ranges import ALL_TIME
 from pyspark_incr.plan.environment import physical_table
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
+from pyspark_incr.run.locks import Locks, owner_id, table_key
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import generations, tables
@@ -71,9 +73,29 @@ class _Recorded:
 def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tuple]:
     age = duration_arg(older_than if older_than is not None else "7 days")
     dry = True if dry_run is None else bool(dry_run)
-    store = StateStore(spark)
-    recorded, referenced = _recorded(store)
     cutoff = datetime.now(timezone.utc) - age
+    candidates = _candidates(spark, StateStore(spark), cutoff)
+    if dry or not candidates:
+        return [(table.sql("spark"), seen.model, seen.last_seen, "would drop") for table, seen in candidates]
+    store = StateStore(spark)
+    keys = {table_key(table.sql("spark")) for table, _ in candidates}
+    with Locks(spark, store.schema, owner_id(f"janitor-{uuid.uuid4().hex}"), "janitor").held(keys):
+        # what an apply did while this call waited counts: a table it took up again is no candidate now
+        candidates = [c for c in _candidates(spark, StateStore(spark), cutoff)
+                      if table_key(c[0].sql("spark")) in keys]
+        # State first: a crash between the two leaves a table state claims nothing of, never the reverse.
+        store.append(t.INTERVALS, [
+            t.interval_row(table.sql("spark"), seen.fingerprint, seen.model, ALL_TIME.start, ALL_TIME.end, "remove",
+                           "janitor")
+            for table, seen in candidates])
+        for table, _ in candidates:
+            _drop(spark, table)
+    return [(table.sql("spark"), seen.model, seen.last_seen, "dropped") for table, seen in candidates]
+
+
+def _candidates(spark: Any, store: StateStore, cutoff: datetime) -> list[tuple[exp.Table, _Recorded]]:
+    """The objects pyspark-incr created that no environment references, unreferenced since before ``cutoff``."""
+    recorded, referenced = _recorded(store)
     schemas = {db for db, _ in recorded} | {setting(spark, PHYSICAL_SCHEMA).lower()}
     candidates = []
     for schema in sorted(schemas):
@@ -84,16 +106,7 @@ def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tu
                 continue
             if seen.last_seen < cutoff:
                 candidates.append((exp.table_(name, db=schema, quoted=True), seen))
-    if not dry and candidates:
-        # State first: a crash between the two leaves a table state claims nothing of, never the reverse.
-        store.append(t.INTERVALS, [
-            t.interval_row(table.sql("spark"), seen.fingerprint, seen.model, ALL_TIME.start, ALL_TIME.end, "remove",
-                           "janitor")
-            for table, seen in candidates])
-        for table, _ in candidates:
-            _drop(spark, table)
-    action = "would drop" if dry else "dropped"
-    return [(table.sql("spark"), seen.model, seen.last_seen, action) for table, seen in candidates]
+    return candidates
 
 
 def duration_arg(value: str) -> timedelta:

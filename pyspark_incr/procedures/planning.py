@@ -10,8 +10,8 @@ from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
 from pyspark_incr.project.loader import load
 from pyspark_incr.procedures.common import (
-    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, PER_PARTITION, PROJECT, SELECT, START,
-    batch_rows, concurrency_arg, env_arg, ts, window_arg,
+    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, PER_PARTITION, PROJECT, SELECT,
+    START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -94,9 +94,10 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     "apply",
     "Make an environment match the models (registry plus project): create, rebuild or remove "
     "tables and views, then backfill missing intervals. One row per executed step.",
-    params=(*PLAN_PARAMS, CONCURRENCY),
+    params=(*PLAN_PARAMS, CONCURRENCY, FAIL_FAST),
     output=BATCH_OUTPUT,
 )
-def apply(spark: Any, **args: Any) -> list[tuple]:
+def apply(spark: Any, fail_fast: bool | None = None, **args: Any) -> list[tuple]:
+    stop = fail_fast_arg(spark, fail_fast)
     store, the_plan, limit = _plan(spark, **args)
-    return batch_rows(guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit))
+    return batch_rows(guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit, stop))

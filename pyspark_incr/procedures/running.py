@@ -9,8 +9,8 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
-    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, SELECT, START, batch_rows,
-    concurrency_arg, env_arg, ts, window_arg,
+    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, IGNORE_CRON, PER_PARTITION, SELECT,
+    START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -22,19 +22,20 @@ from pyspark_incr.state.store import StateStore
     "run",
     "The scheduled job: for the models an environment holds, build the complete missing intervals "
     "whose cron is due. One row per executed batch.",
-    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, ALLOW_DOWNGRADE, CONCURRENCY),
+    params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, ALLOW_DOWNGRADE, CONCURRENCY,
+            FAIL_FAST),
     output=BATCH_OUTPUT,
 )
 def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
         execution_time: str | None, ignore_cron: bool, per_partition: bool, allow_downgrade: bool,
-        concurrency: int | None) -> list[tuple]:
-    limit = concurrency_arg(spark, concurrency)
+        concurrency: int | None, fail_fast: bool | None) -> list[tuple]:
+    limit, stop = concurrency_arg(spark, concurrency), fail_fast_arg(spark, fail_fast)
     store = StateStore(spark)
     window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window, select)
     replan = lambda: plan_run(StateStore(spark), env_name, window, select)  # noqa: E731
-    return batch_rows(guard.execute(spark, store, plan, replan, "run", limit))
+    return batch_rows(guard.execute(spark, store, plan, replan, "run", limit, stop))
 
 
 @procedure(
@@ -48,12 +49,13 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
               required=True),
         Param("start", "string", "Start of the range (UTC, ISO; default: each model's start)."),
         Param("end", "string", "End of the range (UTC, ISO; a bare date means through that day; default: now)."),
-        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY,
+        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY, FAIL_FAST,
     ),
     output=BATCH_OUTPUT,
 )
 def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
-            execution_time: str | None, allow_downgrade: bool, concurrency: int | None) -> list[tuple]:
+            execution_time: str | None, allow_downgrade: bool, concurrency: int | None,
+            fail_fast: bool | None) -> list[tuple]:
     span = Interval.between(to_ms(start, "start") if start else None, to_end_ms(end, "end") if end else None)
     if span.empty:
         raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
@@ -63,7 +65,8 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
     plan = plan_run(store, env_name, window, None, restate=model, span=span)
     # a restatement planned again after waiting still restates its range: the previous holder's rows are not ours
     replan = lambda: plan_run(StateStore(spark), env_name, window, None, restate=model, span=span)  # noqa: E731
-    results = guard.execute(spark, store, plan, replan, "restate", concurrency_arg(spark, concurrency))
+    results = guard.execute(spark, store, plan, replan, "restate", concurrency_arg(spark, concurrency),
+                            fail_fast_arg(spark, fail_fast))
     skipped = sorted(plan.restatement.skipped.items())
     return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
 

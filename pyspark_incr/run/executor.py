@@ -7,6 +7,11 @@ Independent models run at the same time, up to ``concurrency``; a model starts
 once every model it reads has finished. Within a model, up to its
 ``batch_concurrency`` batches run at once. Each batch's Spark jobs carry the
 fair-scheduler pool ``incr``, the run's job group and the batch as description.
+
+A failed batch (any error inside Spark: a missing file, a schema mismatch, a task that
+ran out of memory) is reported and recorded with Spark's message; its interval stays
+missing, the model's later batches and the models reading it are skipped, and independent
+models go on -- unless ``fail_fast``: then nothing more starts after the first failure.
 """
 
 from __future__ import annotations
@@ -49,9 +54,12 @@ class Executor:
     """Runs one plan for one procedure call."""
 
     def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str, concurrency: int = 1,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, fail_fast: bool = False) -> None:
         self.spark, self.store, self.plan, self.procedure = spark, store, plan, procedure
         self.concurrency = max(1, concurrency)
+        self.fail_fast = fail_fast
+        #: With fail_fast, the model whose failure stopped the call.
+        self.halted_by: str | None = None
         self.run_id = run_id or uuid.uuid4().hex
         self.results: list[BatchResult] = []
         self.failed: set[str] = set()
@@ -81,6 +89,9 @@ class Executor:
     def _step(self, mp: ModelPlan) -> None:
         if mp.change == REMOVED:
             self._remove(mp)
+        elif self.halted_by is not None:
+            self._fail(mp)
+            self._result(mp, "skip", None, "skipped", 0.0, self._halted_message())
         elif any(p in self.failed for p in parents(mp.model, self._names)):
             self._fail(mp)
             self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
@@ -149,6 +160,10 @@ class Executor:
             return self._write_batch(writer, ctx, mp, batch)
 
     def _write_batch(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
+        if self.halted_by is not None:  # another model failed: this batch and the model's later ones stay missing
+            self._fail(mp)
+            self._result(mp, "skip", _reported(mp, batch)[1], "skipped", 0.0, self._halted_message())
+            return False
         started = time.monotonic()
         try:
             if mp.built.intersection(IntervalSet([batch])):
@@ -229,7 +244,13 @@ class Executor:
 
     def _fail(self, mp: ModelPlan) -> None:
         with self._lock:
+            if self.fail_fast and self.halted_by is None and mp.name not in self.failed:
+                self.halted_by = mp.name
             self.failed.add(mp.name)
+
+    def _halted_message(self) -> str:
+        return (f"not started: fail_fast stopped the {self.procedure} after model {self.halted_by} failed; "
+                "the next run builds what is missing")
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
         self.store.append(t.INTERVALS, [t.interval_row(mp.table_name, mp.fingerprint, mp.name, interval.start,

@@ -46,6 +46,15 @@ class Claim:
         return f"{self.owner} (incr.{self.procedure}; lease until {until})"
 
 
+def table_key(table_name: str) -> str:
+    """The lock key of a physical table, whoever names it (the catalog lists names lowercased).
+
+    >>> table_key("`Incr_Physical`.`shop__daily__0123456789`")
+    'table `incr_physical`.`shop__daily__0123456789`'
+    """
+    return f"table {table_name.lower()}"
+
+
 def owner_id(run_id: str) -> str:
     """Who a lock row belongs to: the run, on which host and process (what an operator needs to find it)."""
     return f"{run_id}@{socket.gethostname()}:{os.getpid()}"

@@ -28,6 +28,8 @@ _ensured: set[tuple[str, str]] = set()
 _write_lock = threading.Lock()
 #: State tables read earlier in this process, with the file listing they were read at.
 _session_cache: dict[tuple[str, str, str], tuple[tuple, pa.Table]] = {}
+#: Where each state table's files are, per application.
+_locations: dict[tuple[str, str, str], Any] = {}
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class StateStore:
         self.spark = spark
         self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
+        #: Names of the state tables this store appended to.
+        self.written: set[str] = set()
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
@@ -104,6 +108,9 @@ class StateStore:
                 if version is not None and cached is not None and cached[0] == version:
                     self._cache[table.name] = cached[1]
                 else:
+                    # Spark keeps a table's file listing from its first read: files another application
+                    # appended (or a compaction replaced) are only seen after a refresh.
+                    self.spark.catalog.refreshTable(name)
                     self._cache[table.name] = self.spark.table(name).toArrow()
                     if version is not None:
                         _session_cache[key] = (version, self._cache[table.name])
@@ -129,10 +136,9 @@ class StateStore:
             if table is t.ENVIRONMENTS and row.get("op") == "apply" and row.get("snapshot") is None:
                 row["snapshot"] = snapshots.snapshot_for(
                     row["definition"], row.get("model_source") or "registry", row.get("context") or "")
-        df = self.spark.createDataFrame(t.to_arrow(table, rows))
-        with _write_lock:  # concurrent appends to one table would share (and delete) its _temporary directory
-            df.write.insertInto(table.qualified(self.schema))
+        write_rows(self.spark, table, self.schema, t.to_arrow(table, rows))
         self._cache.pop(table.name, None)
+        self.written.add(table.name)
 
     # -- registry -----------------------------------------------------------
 
@@ -176,31 +182,62 @@ class StateStore:
         changes: dict[str, list[tuple[str, Interval]]] = {}
         for name, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
             changes.setdefault(name, []).append((op, Interval(start, end)))
-        return {key: _fold(rows) for key, rows in changes.items()}
+        return {key: fold_intervals(rows) for key, rows in changes.items()}
+
+
+def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> None:
+    """Append ``rows`` to a state table as ONE file: a file appears whole (a rename), so an append is atomic.
+
+    Spark would split the rows over a file per slice; a crash between the renames of two
+    files would leave half an append (half a promotion, half a set of lock claims) read as truth.
+    """
+    df = spark.createDataFrame(rows).coalesce(1)
+    with _write_lock:  # concurrent appends to one table would share (and delete) its _temporary directory
+        df.write.insertInto(table.qualified(schema))
+
+
+def table_location(spark: Any, schema: str, name: str) -> Any:
+    """The Hadoop path of table ``schema.name``'s directory; None when there is no JVM catalog at hand.
+
+    Asked of the metastore once per application: a state table does not move.
+    """
+    key = (str(spark.sparkContext.applicationId), schema, name)
+    if key not in _locations:
+        try:
+            jvm = spark._jvm
+            ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
+            location = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
+            _locations[key] = jvm.org.apache.hadoop.fs.Path(location)
+        except Exception:  # noqa: BLE001 - Spark Connect, or no such table (yet): ask again next time
+            return None
+    return _locations[key]
 
 
 def files_version(spark: Any, schema: str, name: str) -> tuple | None:
-    """The data files of a state table (name, size, modification time); None when they cannot be listed.
+    """What a state table's directory looks like now (its modification time, file count and bytes);
+    None when it cannot be asked.
 
-    State tables only ever grow by appended files, so an unchanged listing means unchanged rows,
-    whichever process wrote last. Listing costs milliseconds; reading costs a Spark job.
+    State tables only change by files appearing (appends, compaction's folded file) and
+    disappearing (compaction), and either changes the directory's modification time, its
+    file count and its size, so an unchanged version means unchanged rows, whichever process
+    wrote last. Asking costs a millisecond however many files there are; reading costs a Spark job.
     """
     try:
-        jvm = spark._jvm
-        ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
-        location = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
-        path = jvm.org.apache.hadoop.fs.Path(location)
+        path = table_location(spark, schema, name)
+        if path is None:
+            return None
         fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-        statuses = fs.listStatus(path) if fs.exists(path) else []
-        return tuple(sorted((s.getPath().getName(), s.getLen(), s.getModificationTime()) for s in statuses))
-    except Exception:  # noqa: BLE001 - without a listing we simply read the table
+        summary = fs.getContentSummary(path)
+        return (fs.getFileStatus(path).getModificationTime(), summary.getFileCount(), summary.getLength())
+    except Exception:  # noqa: BLE001 - without a version we simply read the table
+        _locations.pop((str(spark.sparkContext.applicationId), schema, name), None)
         return None
 
 
-def _fold(changes: list[tuple[str, Interval]]) -> IntervalSet:
+def fold_intervals(changes: list[tuple[str, Interval]]) -> IntervalSet:
     """Adds and removes applied in order; a run of adds (or of removes) is applied at once.
 
-    >>> _fold([("add", Interval(0, 10)), ("add", Interval(20, 30)), ("remove", Interval(5, 25)), ("add", Interval(8, 9))])
+    >>> fold_intervals([("add", Interval(0, 10)), ("add", Interval(20, 30)), ("remove", Interval(5, 25)), ("add", Interval(8, 9))])
     IntervalSet([0, 5), [8, 9), [25, 30))
     """
     current = IntervalSet()

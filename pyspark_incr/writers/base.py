@@ -231,6 +231,31 @@ def writer_for(model: Model) -> Writer:
 
 
 def first_line(e: Exception) -> str:
-    """The first line of a (Spark) error message, without the JVM stack trace."""
-    text = str(getattr(e, "desc", None) or e).strip()
+    """The first line of a (Spark) error message, without the JVM stack trace.
+
+    A JVM error pyspark does not translate (a failed job, a missing file, an
+    OutOfMemoryError) only says "An error occurred while calling o123.save": its
+    message is that of the exception that caused it, deepest first.
+
+    >>> first_line(ValueError("bad value\\n  at somewhere"))
+    'bad value'
+    """
+    text = (_jvm_cause(e) or str(getattr(e, "desc", None) or e)).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
+
+def _jvm_cause(e: Exception) -> str | None:
+    """The message of the deepest cause of a Py4JJavaError's Java exception (None for other errors)."""
+    cause = getattr(e, "java_exception", None)
+    message = None
+    try:
+        for _ in range(16):  # a cause chain is short; never follow a cycle
+            if cause is None:
+                break
+            text = cause.getMessage()
+            if text:
+                message = text if text.lstrip().startswith("[") else f"{cause.getClass().getSimpleName()}: {text}"
+            cause = cause.getCause()
+    except Exception:  # noqa: BLE001 - the JVM is gone (a crash): the Python message must do
+        pass
+    return message

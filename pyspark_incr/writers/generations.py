@@ -58,7 +58,7 @@ def table_root(location: str) -> str:
 def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
     """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation."""
     path = f"{table_root(_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
-    writer = df.write.format(fmt).mode("errorifexists")
+    writer = in_table_types(spark, table, df).write.format(fmt).mode("errorifexists")
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)
     writer.save(path)
@@ -73,6 +73,42 @@ def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ..
     writer.save(staged.path)
     specs = _written_partitions(spark, staged.path, partition_columns)
     return Staged(staged.path, tuple(tuple(sorted(s.items())) for s in specs))
+
+
+def in_table_types(spark: Any, table: exp.Table, df: Any) -> Any:
+    """``df`` with each column of the table's type: files written with other types would make the table
+    unreadable (Parquet keeps the type of each file), or read back as other values.
+
+    A column whose type widens safely (INT to BIGINT, DATE to TIMESTAMP) is cast; any other difference (a
+    source column that changed type, STRING where the table has INT) fails the batch, changing nothing.
+    """
+    from pyspark.sql import functions as F
+
+    from pyspark_incr.errors import ModelQueryError
+
+    target = {f.name.lower(): f.dataType for f in spark.table(table.sql("spark")).schema.fields}
+    columns, cast = [], False
+    for column_field in df.schema.fields:
+        wanted = target.get(column_field.name.lower())
+        column = F.col(f"`{column_field.name.replace('`', '``')}`")
+        if wanted is None or wanted.simpleString() == column_field.dataType.simpleString():
+            columns.append(column)
+            continue
+        if not _widens(spark, column_field.dataType, wanted):
+            raise ModelQueryError(
+                f"the query's column {column_field.name} is {column_field.dataType.simpleString().upper()} but table "
+                f"{table.sql('spark')} holds {wanted.simpleString().upper()}; a source column changed type? Cast "
+                f"it back in the query, or make the change breaking so the table is rebuilt, then run again")
+        columns.append(column.cast(wanted).alias(column_field.name))
+        cast = True
+    return df.select(*columns) if cast else df
+
+
+def _widens(spark: Any, source: Any, target: Any) -> bool:
+    """Spark's own rule for a cast that loses nothing (``Cast.canUpCast``)."""
+    parse = spark._jsparkSession.parseDataType
+    return bool(spark._jvm.org.apache.spark.sql.catalyst.expressions.Cast.canUpCast(
+        parse(source.json()), parse(target.json())))
 
 
 def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tuple[str, ...],
