@@ -266,3 +266,27 @@ def test_waved_rows_equal_one_first_load(spark, isolated, seed, cursor, initial,
     assert spark.table(once).count() > 0, "the dataset must give the property something to compare"
     assert_df_equality(spark.table(waved), spark.table(once), ignore_row_order=True, ignore_nullable=True,
                        ignore_metadata=True)
+
+
+def test_files_a_killed_append_left_in_the_commit_directory_are_not_published_by_the_next_append(spark, isolated):
+    """A SIGKILLed INSERT leaves its committed tasks' files under <table>/_temporary/0/; Hadoop's job commit
+    would move them into the table with the next append's own rows (found by bench/crash.py)."""
+    import shutil
+    from pathlib import Path
+
+    from conftest import physical
+
+    raw, name = _raw(spark, isolated), f"{isolated}.feed"
+    _call(spark, "create_model", definition=_ts_model(name, raw))
+    _call(spark, "apply", execution_time=DAY2)
+    table = spark.sql(f"DESCRIBE TABLE EXTENDED {physical(spark, name)}").where("col_name = 'Location'").first()
+    root = Path(table.data_type.removeprefix("file:"))
+    dead = root / "_temporary" / "0" / "task_202401010000_0001_m_000000"
+    dead.mkdir(parents=True)
+    shutil.copy(next(root.glob("part-*.parquet")), dead / "part-00000-dead.snappy.parquet")
+    _add(spark, raw, (6, "2024-01-02 00:00:00"))
+
+    _call(spark, "run", execution_time=DAY3)
+
+    ids = [r.id for r in spark.table(name).collect()]
+    assert sorted(ids) == [1, 2, 3, 4, 5, 6], "no row of the dead job was published"

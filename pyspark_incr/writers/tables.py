@@ -99,6 +99,7 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
     command plan carries Spark's own ``numOutputRows`` metric: counting would run the query twice.
     ``replace_where`` (Delta) replaces exactly the rows matching it, in the same transaction.
     """
+    discard_dead_commit(spark, table)
     columns = spark.table(table.sql("spark")).columns
     view = f"__incr_batch_{uuid.uuid4().hex}"
     df.select(*[quoted(c) for c in columns]).createOrReplaceTempView(view)
@@ -106,6 +107,26 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
         return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
     finally:
         spark.catalog.dropTempView(view)
+
+
+def discard_dead_commit(spark: Any, table: exp.Table) -> None:
+    """Delete the ``_temporary`` directory a killed INSERT left in the table's directory.
+
+    Hadoop's FileOutputCommitter stages each task's files under ``<table>/_temporary/0/``, and a job's
+    commit moves into the table every committed task directory it finds there: its own and a dead job's
+    alike. An INSERT killed after some of its tasks committed leaves theirs behind, and the next INSERT
+    would publish them with its own rows (the crash harness saw a cursor model append rows twice). One
+    writer per table runs at a time (locks), so whatever is there belongs to a dead job.
+    """
+    from pyspark_incr.writers.generations import _location, _path
+
+    try:
+        path = _path(spark, _location(spark, table).rstrip("/") + "/_temporary")
+    except Exception:  # noqa: BLE001 - no JVM catalog (Spark Connect) or no location: nothing we can see
+        return
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    if fs.exists(path):
+        fs.delete(path, True)
 
 
 def insert_sql(table: exp.Table, view: str, overwrite: bool = False, replace_where: exp.Expression | None = None) -> str:
