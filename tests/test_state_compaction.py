@@ -44,18 +44,18 @@ def test_an_append_is_one_file(spark, isolated):
 
 
 def test_compaction_folds_settled_files_into_one_keeping_coverage(spark, isolated):
-    changes = [("add", d, d + 1) for d in range(40)] + [("remove", 10, 12), ("add", 11, 12), ("remove", 30, 50)]
+    changes = [("add", d, d + 1) for d in range(12)] + [("remove", 4, 6), ("add", 5, 6), ("remove", 9, 20)]
     _history(spark, "db.a", changes)
     _history(spark, "db.b", [("add", 0, 5), ("remove", 0, 5)], seq0=AN_HOUR_AGO_NS + 1000)
     schema = StateStore(spark).schema
     before = {name: _coverage(spark, name) for name in ("db.a", "db.b")}
 
-    folded = compact.compact_all(spark, schema, threshold=10)
+    folded = compact.compact_all(spark, schema, threshold=6)
 
     assert folded == {"intervals": len(changes) + 2}
     assert len(_files(spark, schema, t.INTERVALS)) == 1
     assert {name: _coverage(spark, name) for name in ("db.a", "db.b")} == before
-    assert before["db.a"] == IntervalSet([Interval(0, 10 * DAY), Interval(11 * DAY, 30 * DAY)])
+    assert before["db.a"] == IntervalSet([Interval(0, 4 * DAY), Interval(5 * DAY, 9 * DAY)])
     rows = StateStore(spark).read(t.INTERVALS)
     assert rows.num_rows == 1 + 2 + 1, "db.a: a reset and two ranges; db.b: its reset only"
 

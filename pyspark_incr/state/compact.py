@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import files_version, fold_intervals, table_location, write_rows
+from pyspark_incr.state.store import APPEND_PREFIX, files_version, fold_intervals, table_location, write_rows
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
 SETTLED_MS = 10 * 60_000
@@ -102,8 +102,19 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, Any] 
         write_rows(spark, table, schema, folded)
     for file_name in prefix:
         _delete(spark, files[file_name][0])
+    _delete_dead_appends(spark, schema, table.name, cutoff_ms)
     spark.catalog.refreshTable(name)
     return len(prefix)
+
+
+def _delete_dead_appends(spark: Any, schema: str, name: str, cutoff_ms: int) -> None:
+    """Staging directories of appends killed before their rename (older than the cutoff: nobody's now)."""
+    path = table_location(spark, schema, name)
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    for status in fs.listStatus(path):
+        if status.isDirectory() and status.getPath().getName().startswith(APPEND_PREFIX) \
+                and status.getModificationTime() < cutoff_ms:
+            fs.delete(status.getPath(), True)
 
 
 def settled_prefix(rows: pa.Table, cutoff_seq: int) -> set[str]:

@@ -6,7 +6,7 @@ once (Arrow); writes are appends of whole row batches.
 
 from __future__ import annotations
 
-import threading
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
@@ -25,7 +25,8 @@ from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
-_write_lock = threading.Lock()
+#: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
+APPEND_PREFIX = "_incr_append_"
 #: State tables read earlier in this process, with the file listing they were read at.
 _session_cache: dict[tuple[str, str, str], tuple[tuple, pa.Table]] = {}
 #: Where each state table's files are, per application.
@@ -186,14 +187,33 @@ class StateStore:
 
 
 def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> None:
-    """Append ``rows`` to a state table as ONE file: a file appears whole (a rename), so an append is atomic.
+    """Append ``rows`` to a state table as ONE file, moved in whole by a rename: an append is atomic.
 
-    Spark would split the rows over a file per slice; a crash between the renames of two
-    files would leave half an append (half a promotion, half a set of lock claims) read as truth.
+    Not ``insertInto``: Spark would split the rows over a file per slice (a crash between two
+    renames leaves half an append -- half a promotion, half a set of lock claims -- read as truth),
+    and it commits through the table's shared ``_temporary`` directory, where a killed append's
+    committed tasks wait to be published by the next append, and where two applications
+    appending at once move (and delete) each other's files. Each append is staged in a
+    directory of its own (``_incr_append_<id>``, hidden from readers), which a crash leaves
+    behind at worst (compaction deletes it later).
     """
-    df = spark.createDataFrame(rows).coalesce(1)
-    with _write_lock:  # concurrent appends to one table would share (and delete) its _temporary directory
-        df.write.insertInto(table.qualified(schema))
+    root = table_location(spark, schema, table.name)
+    if root is None:  # no JVM catalog at hand (Spark Connect): Spark's own append is all there is
+        spark.createDataFrame(rows).coalesce(1).write.insertInto(table.qualified(schema))
+        return
+    jvm = spark._jvm
+    fs = root.getFileSystem(spark._jsc.hadoopConfiguration())
+    name = uuid.uuid4().hex
+    staging = jvm.org.apache.hadoop.fs.Path(root, f"{APPEND_PREFIX}{name}")
+    spark.createDataFrame(rows).coalesce(1).write.mode("errorifexists").parquet(staging.toString())
+    try:
+        written = [s.getPath() for s in fs.listStatus(staging) if s.getPath().getName().startswith("part-")]
+        for i, path in enumerate(written):  # one, unless the rows were empty
+            if not fs.rename(path, jvm.org.apache.hadoop.fs.Path(root, f"part-{name}-{i}.snappy.parquet")):
+                raise StateError(f"state table {table.qualified(schema)}: could not move {path} into place")
+    finally:
+        fs.delete(staging, True)
+    spark.catalog.refreshTable(table.qualified(schema))
 
 
 def table_location(spark: Any, schema: str, name: str) -> Any:
