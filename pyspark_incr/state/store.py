@@ -64,8 +64,6 @@ class StateStore:
         self.spark = spark
         self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
-        #: Names of the state tables this store appended to.
-        self.written: set[str] = set()
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
@@ -139,7 +137,6 @@ class StateStore:
                     row["definition"], row.get("model_source") or "registry", row.get("context") or "")
         write_rows(self.spark, table, self.schema, t.to_arrow(table, rows))
         self._cache.pop(table.name, None)
-        self.written.add(table.name)
 
     # -- registry -----------------------------------------------------------
 
