@@ -117,11 +117,17 @@ def test_a_source_file_gone_mid_run_fails_the_batch_with_sparks_message(spark, i
     assert_df_equality(spark.table(name), spark.table(raw).select("id", "ds"), **EQUAL)
 
 
-def test_a_schema_mismatch_fails_the_batch_and_the_next_run_repeats_it(spark, isolated):
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
-    raw = f"{isolated}_raw.amounts"
-    spark.sql(f"CREATE TABLE {raw} (amount STRING, ds DATE) USING parquet")
-    spark.sql(f"INSERT INTO {raw} VALUES ('1', DATE'2024-01-01'), ('x', DATE'2024-01-02')")
+def _amounts(spark, table: str, amount_type: str, values: str) -> str:
+    """(Re)create source ``table`` with an ``amount`` column of ``amount_type`` holding ``values``."""
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {table.split('.')[0]}")
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    spark.sql(f"CREATE TABLE {table} (amount {amount_type}, ds DATE) USING parquet")
+    spark.sql(f"INSERT INTO {table} VALUES {values}")
+    return table
+
+
+def test_a_value_that_does_not_cast_fails_the_batch_with_sparks_error(spark, isolated):
+    raw = _amounts(spark, f"{isolated}_raw.amounts", "STRING", "('1', DATE'2024-01-01'), ('x', DATE'2024-01-02')")
     name = f"{isolated}.amounts"
     _daily(spark, name, f"SELECT CAST(amount AS INT) AS amount, ds FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds")
     spark.conf.set("spark.sql.ansi.enabled", "true")
@@ -137,16 +143,11 @@ def test_a_schema_mismatch_fails_the_batch_and_the_next_run_repeats_it(spark, is
 
 
 def test_a_source_whose_column_changed_type_fails_the_batch_and_keeps_the_table_readable(spark, isolated):
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
-    raw = f"{isolated}_raw.typed"
-    spark.sql(f"CREATE TABLE {raw} (amount INT, ds DATE) USING parquet")
-    spark.sql(f"INSERT INTO {raw} VALUES (1, DATE'2024-01-01')")
+    raw = _amounts(spark, f"{isolated}_raw.typed", "INT", "(1, DATE'2024-01-01')")
     name = f"{isolated}.typed"
     _daily(spark, name, f"SELECT amount, ds FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds")
     _call(spark, "apply", execution_time="2024-01-02 00:00:00")
-    spark.sql(f"DROP TABLE {raw}")
-    spark.sql(f"CREATE TABLE {raw} (amount STRING, ds DATE) USING parquet")
-    spark.sql(f"INSERT INTO {raw} VALUES ('two', DATE'2024-01-02')")
+    _amounts(spark, raw, "STRING", "('two', DATE'2024-01-02')")
 
     rows = _call(spark, "run", execution_time="2024-01-03 00:00:00")
 
