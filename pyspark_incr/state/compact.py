@@ -36,7 +36,10 @@ import pyarrow.compute as pc
 from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import APPEND_PREFIX, files_version, fold_intervals, table_location, write_rows
+from pyspark_incr.state import files as state_files
+from pyspark_incr.state.store import (
+    APPEND_PREFIX, file_cache, files_version, fold_intervals, table_location, write_rows,
+)
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
 SETTLED_MS = 10 * 60_000
@@ -62,13 +65,13 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     done = {}
     for table in t.ALL_TABLES:
         version = files_version(spark, schema, table.name)
-        count = version[1] if version else 0  # every file (checksums too): only the hint, listed if it says so
+        count = version[0] if version else 0
         key = (str(spark.sparkContext.applicationId), schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
         if count >= limit and count >= _left.get(key, 0) + limit // 2:
             done[table.name] = compact(spark, schema, table)
             after = files_version(spark, schema, table.name)
-            _left[key] = after[1] if after else 0
+            _left[key] = after[0] if after else 0
     return {name: count for name, count in done.items() if count}
 
 
@@ -87,10 +90,7 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, Any] 
     ``files``: the table's data files as :func:`data_files` lists them (listed now when None).
     """
     files = files if files is not None else data_files(spark, schema, table.name)
-    name = table.qualified(schema)
-    spark.catalog.refreshTable(name)
-    rows = spark.table(name).select("*", "_metadata.file_name").toArrow()
-    rows = rows.filter(pc.is_in(rows["file_name"], pa.array(list(files), pa.string())))
+    rows = _rows_by_file(spark, schema, table, files)
     cutoff_ms = (now_ms if now_ms is not None else int(time.time() * 1000)) - SETTLED_MS
     prefix = settled_prefix(rows, cutoff_ms * 1_000_000) if "seq" in table.schema.names else set(files)
     if len(prefix) < 2:
@@ -103,8 +103,22 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, Any] 
     for file_name in prefix:
         _delete(spark, files[file_name][0])
     _delete_dead_appends(spark, schema, table.name, cutoff_ms)
-    spark.catalog.refreshTable(name)
+    state_files.invalidate(spark, schema, table.name)
     return len(prefix)
+
+
+def _rows_by_file(spark: Any, schema: str, table: t.StateTable, listed: dict[str, Any]) -> pa.Table:
+    """The rows of the files ``listed``, each with the name of its file (``file_name``)."""
+    root = table_location(spark, schema, table.name).toString()
+    sizes = state_files.listing(spark, root) or {}
+    cache = file_cache(spark, schema, table)
+    cache.rows(spark, root, sizes)
+    parts = [_named(cache.file_rows(name), name) for name in listed if name in sizes]
+    return pa.concat_tables(parts) if parts else _named(table.schema.empty_table(), "")
+
+
+def _named(rows: pa.Table, file_name: str) -> pa.Table:
+    return rows.append_column("file_name", pa.array([file_name] * rows.num_rows, pa.string()))
 
 
 def _delete_dead_appends(spark: Any, schema: str, name: str, cutoff_ms: int) -> None:

@@ -6,7 +6,6 @@ once (Arrow); writes are appends of whole row batches.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
@@ -21,14 +20,14 @@ from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
+from pyspark_incr.state import files
 from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
 
 _ensured: set[tuple[str, str]] = set()
-#: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
-APPEND_PREFIX = "_incr_append_"
-#: State tables read earlier in this process, with the file listing they were read at.
-_session_cache: dict[tuple[str, str, str], tuple[tuple, pa.Table]] = {}
+APPEND_PREFIX = files.APPEND_PREFIX
+#: Rows of each state table's files this process has seen, per application.
+_file_caches: dict[tuple[str, str, str], files.FileCache] = {}
 #: Where each state table's files are, per application.
 _locations: dict[tuple[str, str, str], Any] = {}
 
@@ -98,27 +97,43 @@ class StateStore:
     def read(self, table: t.StateTable) -> pa.Table:
         """The table's rows: read once per call, and reused across calls while its files are unchanged."""
         if table.name not in self._cache:
-            self.ensure()
-            name = table.qualified(self.schema)
             try:
-                version = files_version(self.spark, self.schema, table.name)
-                key = (str(self.spark.sparkContext.applicationId), self.schema, table.name)
-                cached = _session_cache.get(key)
-                if version is not None and cached is not None and cached[0] == version:
-                    self._cache[table.name] = cached[1]
-                else:
-                    # Spark keeps a table's file listing from its first read: files another application
-                    # appended (or a compaction replaced) are only seen after a refresh.
-                    self.spark.catalog.refreshTable(name)
-                    self._cache[table.name] = self.spark.table(name).toArrow()
-                    if version is not None:
-                        _session_cache[key] = (version, self._cache[table.name])
-            except Exception as e:  # noqa: BLE001 - any read failure is a state problem for the user
-                raise StateError(
-                    f"state table {name} cannot be read ({e}); "
-                    "check the catalog, or point spark.incr.stateSchema at a fresh schema"
-                ) from e
+                self._read(table)
+            except StateError:
+                # The schema was dropped since this application created it (a user starting over):
+                # create it again, as on first use, rather than failing every call until a restart.
+                if self.spark.catalog.tableExists(table.qualified(self.schema)):
+                    raise
+                self._forget()
+                self._read(table)
         return self._cache[table.name]
+
+    def _forget(self) -> None:
+        """Drop what this application remembers of the schema's tables."""
+        app = str(self.spark.sparkContext.applicationId)
+        _ensured.discard((app, self.schema))
+        for key in [k for k in (*_locations, *_file_caches) if k[:2] == (app, self.schema)]:
+            _locations.pop(key, None)
+            _file_caches.pop(key, None)
+
+    def _read(self, table: t.StateTable) -> None:
+        self.ensure()
+        name = table.qualified(self.schema)
+        try:
+            root = table_location(self.spark, self.schema, table.name)
+            if root is None:  # no JVM catalog at hand (Spark Connect): Spark reads it
+                self.spark.catalog.refreshTable(name)
+                self._cache[table.name] = self.spark.table(name).toArrow()
+                return
+            listed = files.listing(self.spark, root.toString())
+            if listed is None:
+                raise StateError(f"the directory of {name} ({root}) is missing")
+            self._cache[table.name] = file_cache(self.spark, self.schema, table).rows(self.spark, root.toString(), listed)
+        except Exception as e:  # noqa: BLE001 - any read failure is a state problem for the user
+            raise StateError(
+                f"state table {name} cannot be read ({e}); "
+                "check the catalog, or point spark.incr.stateSchema at a fresh schema"
+            ) from e
 
     def append(self, table: t.StateTable, rows: Iterable[dict[str, Any]]) -> None:
         rows = list(rows)
@@ -198,19 +213,18 @@ def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> 
     if root is None:  # no JVM catalog at hand (Spark Connect): Spark's own append is all there is
         spark.createDataFrame(rows).coalesce(1).write.insertInto(table.qualified(schema))
         return
-    jvm = spark._jvm
-    fs = root.getFileSystem(spark._jsc.hadoopConfiguration())
-    name = uuid.uuid4().hex
-    staging = jvm.org.apache.hadoop.fs.Path(root, f"{APPEND_PREFIX}{name}")
-    spark.createDataFrame(rows).coalesce(1).write.mode("errorifexists").parquet(staging.toString())
-    try:
-        written = [s.getPath() for s in fs.listStatus(staging) if s.getPath().getName().startswith("part-")]
-        for i, path in enumerate(written):  # one, unless the rows were empty
-            if not fs.rename(path, jvm.org.apache.hadoop.fs.Path(root, f"part-{name}-{i}.snappy.parquet")):
-                raise StateError(f"state table {table.qualified(schema)}: could not move {path} into place")
-    finally:
-        fs.delete(staging, True)
-    spark.catalog.refreshTable(table.qualified(schema))
+    name, size = files.append(spark, root.toString(), rows)
+    file_cache(spark, schema, table).wrote(name, size, rows)
+    files.invalidate(spark, schema, table.name)
+
+
+def file_cache(spark: Any, schema: str, table: t.StateTable) -> files.FileCache:
+    """This application's cache of ``table``'s file rows."""
+    key = (str(spark.sparkContext.applicationId), schema, table.name)
+    cache = _file_caches.get(key)
+    if cache is None:
+        cache = _file_caches.setdefault(key, files.FileCache(table.schema))
+    return cache
 
 
 def table_location(spark: Any, schema: str, name: str) -> Any:
@@ -231,24 +245,21 @@ def table_location(spark: Any, schema: str, name: str) -> Any:
 
 
 def files_version(spark: Any, schema: str, name: str) -> tuple | None:
-    """What a state table's directory looks like now (its modification time, file count and bytes);
-    None when it cannot be asked.
+    """What a state table's files are now: (count, bytes, names); None when it cannot be asked.
 
     State tables only change by files appearing (appends, compaction's folded file) and
-    disappearing (compaction), and either changes the directory's modification time, its
-    file count and its size, so an unchanged version means unchanged rows, whichever process
-    wrote last. Asking costs a millisecond however many files there are; reading costs a Spark job.
+    disappearing (compaction), so an unchanged listing means unchanged rows, whichever process
+    wrote last. Asking costs one call into the JVM however many files there are.
     """
     try:
         path = table_location(spark, schema, name)
-        if path is None:
-            return None
-        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-        summary = fs.getContentSummary(path)
-        return (fs.getFileStatus(path).getModificationTime(), summary.getFileCount(), summary.getLength())
-    except Exception:  # noqa: BLE001 - without a version we simply read the table
+        listed = files.listing(spark, path.toString()) if path is not None else None
+    except Exception:  # noqa: BLE001 - without a version the caller simply reads the table
+        listed = None
+    if listed is None:
         _locations.pop((str(spark.sparkContext.applicationId), schema, name), None)
         return None
+    return len(listed), sum(listed.values()), hash(frozenset(listed))
 
 
 def fold_intervals(changes: list[tuple[str, Interval]]) -> IntervalSet:

@@ -20,11 +20,14 @@ after Spark's own INSERT OVERWRITE, but never sees a mix).
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
+
+from pyspark_incr.writers.partitions import NULL_PARTITION
 
 #: Prefix of generation directories under a table's root.
 GEN_PREFIX = "_incr_gen_"
@@ -141,11 +144,8 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
 
 def current_partitions(spark: Any, table: exp.Table) -> list[dict[str, str]]:
     """The table's partitions as specs (column -> value as the catalog spells it)."""
-    unescape = spark._jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName
-    specs = []
-    for row in spark.sql(f"SHOW PARTITIONS {table.sql('spark')}").collect():
-        specs.append({k: unescape(v) for k, _, v in (part.partition("=") for part in row[0].split("/"))})
-    return specs
+    found = spark._jvm.pysparkincr.Generations.partitionSpecs(spark._jsparkSession, table.db, table.name)
+    return [{k: NULL_PARTITION if v is None else v for k, v in spec.items()} for spec in json.loads(found)]
 
 
 def replace_all(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> None:

@@ -34,10 +34,8 @@ def exists(spark: Any, table: exp.Table) -> bool:
 
 def names_in(spark: Any, schema: str) -> set[str]:
     """Lowercased names of the tables and views in ``schema`` (empty when it does not exist)."""
-    if not spark.catalog.databaseExists(schema):
-        return set()
-    ident = exp.to_identifier(schema, quoted=True).sql("spark")
-    return {r.tableName.lower() for r in spark.sql(f"SHOW TABLES IN {ident}").collect() if not r.isTemporary}
+    found = spark._jvm.pysparkincr.Generations.tableNames(spark._jsparkSession, schema)
+    return {name.lower() for name in found.splitlines()} if found is not None else set()
 
 
 def is_view(spark: Any, table: exp.Table) -> bool:

@@ -81,6 +81,34 @@ public final class Generations {
     return before;
   }
 
+  /**
+   * The table's partition specs as a JSON list of objects (column to value, as the catalog keeps
+   * them): one catalog call, where SHOW PARTITIONS costs a parsed and executed command.
+   */
+  public static String partitionSpecs(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    List<Map<String, String>> specs = new ArrayList<>();
+    for (CatalogTablePartition p :
+        CollectionConverters.asJava(session.sessionState().catalog().listPartitions(ident, Option.empty()))) {
+      specs.add(CollectionConverters.asJava(p.spec()));
+    }
+    return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(specs);
+  }
+
+  /**
+   * Names of the tables and views of schema {@code db}, one per line (temporary views left out);
+   * null when the schema does not exist.
+   */
+  public static String tableNames(SparkSession session, String db) {
+    SessionCatalog catalog = session.sessionState().catalog();
+    if (!catalog.databaseExists(db)) return null;
+    StringBuilder out = new StringBuilder();
+    for (TableIdentifier ident : CollectionConverters.asJava(catalog.listTables(db))) {
+      if (ident.database().isDefined()) out.append(ident.table()).append('\n');
+    }
+    return out.toString();
+  }
+
   /** Remove partitions from the catalog, keeping their files (the caller deletes what it owns). */
   public static void forgetPartitions(
       SparkSession session, String db, String table, List<Map<String, String>> specs)

@@ -1,0 +1,205 @@
+"""pyspark-incr against SQLMesh, dbt-spark and hand-written Spark SQL, side by side, in one run.
+
+    bash bench/compare.sh                        # the whole benchmark (sets everything up)
+    .venv/bin/python bench/compare.py --quick     # a small smoke run of the same steps
+
+Every contender runs in a process of its own (the peers in their own virtual
+environments, built here from ``bench/peers/requirements-*.txt``) with the same
+Spark settings (``local[2]``, the same shuffle partitions, Parquet) over the same
+generated data, and is measured two ways:
+
+- **warm**: one long-lived process runs every workload after a warm-up, each step
+  timed in-process (a notebook, a Thrift server);
+- **cold**: one fresh process per step, timed from its start to the end of the step
+  (a scheduled job: interpreter, JVM and the tool's own start-up included).
+
+Prints a table of medians and ratios and writes every sample to ``bench/out/``.
+Workloads and contenders: ``bench/peers/common.py``; figures: docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE / "peers"
+OUT = HERE / "out"
+sys.path.insert(0, str(PEERS))
+
+from common import Spec  # noqa: E402
+
+TOOLS = ("bare", "incr", "sqlmesh", "dbt")
+WORKLOADS = {
+    "a": "first backfill of the window (batched as the tool likes)",
+    "b": "the next day's run",
+    "c": "a run with nothing due",
+    "d": "first backfill with batch_size 1 (one job per day)",
+    "e": "a chain of models, one new day",
+    "f0": "SCD type 2: first load of the snapshot",
+    "f": "SCD type 2: one daily snapshot with changes",
+}
+QUICK = dict(rows=200_000, days=40, extra_days=20, chain=5, keys=10_000, snapshots=4, cold_snapshots=2,
+             reps_a=2, reps_b=3, reps_c=5, reps_d=1, reps_e=2, driver_memory="2g")
+
+
+def python_of(tool: str) -> str:
+    """The interpreter a contender runs in: ours share this venv, each peer has its own."""
+    if tool in ("bare", "incr"):
+        return sys.executable
+    venv = OUT / "venvs" / tool
+    requirements = PEERS / f"requirements-{tool}.txt"
+    stamp = venv / f".installed-{hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]}"
+    if not stamp.exists():
+        print(f"# installing {tool} into {venv} ...", file=sys.stderr, flush=True)
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(requirements)], check=True)
+        stamp.touch()
+    return str(venv / "bin" / "python")
+
+
+def launch(tool: str, spec_path: Path, log: Path, *args: str) -> tuple[float, list[dict]]:
+    """Run a contender's runner; its start time and the BENCH records it printed."""
+    argv = [python_of(tool), str(PEERS / f"run_{tool}.py"), "--spec", str(spec_path), *args]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    started = time.time()
+    with log.open("a") as err:
+        err.write(f"\n$ {' '.join(argv)}\n")
+        err.flush()
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    records = [json.loads(line[6:]) for line in done.stdout.splitlines() if line.startswith("BENCH ")]
+    if done.returncode != 0:
+        raise SystemExit(f"{tool} {' '.join(args)} failed (exit {done.returncode}); see {log}")
+    return started, records
+
+
+def measure(tool: str, spec: Spec, spec_path: Path, cold_reps: int, cold_backfills: int, cold_d: int) -> list[dict]:
+    """Every sample of one contender: its warm process, then its cold steps."""
+    shutil.rmtree(spec.home(tool), ignore_errors=True)  # a first backfill is a first backfill
+    log = OUT / f"{tool}.log"
+    log.unlink(missing_ok=True)
+    print(f"# {tool}: warm", file=sys.stderr, flush=True)
+    _, records = launch(tool, spec_path, log, "warm")
+    samples = [r for r in records if "workload" in r]
+    cannot = {r["workload"] for r in samples if "skipped" in r}
+    steps = [("b", spec.days + spec.reps_b + i) for i in range(cold_reps)]
+    steps += [("c", spec.days + spec.reps_b + cold_reps - 1)] * cold_reps
+    steps += [("e", spec.days + spec.reps_e + i) for i in range(cold_reps)]
+    steps += [("f", spec.snapshots + i) for i in range(min(cold_reps, spec.cold_snapshots))]
+    steps += [("a", 0)] * cold_backfills + [("d", 0)] * cold_d
+    for workload, arg in [(w, a) for w, a in steps if w not in cannot]:
+        print(f"# {tool}: cold {workload} {arg}", file=sys.stderr, flush=True)
+        started, records = launch(tool, spec_path, log, "cold", workload, str(arg))
+        for r in records:
+            if "seconds" in r:  # the whole process up to the end of the step, minus the reset before it
+                samples.append({**r, "seconds": r["t"] - started - r.get("untimed", 0.0), "in_process": r["seconds"]})
+            elif "skipped" in r:
+                samples.append(r)
+    return samples
+
+
+def versions(tool: str, spec_path: Path) -> dict[str, str]:
+    out = subprocess.run([python_of(tool), str(PEERS / f"run_{tool}.py"), "--spec", str(spec_path), "versions"],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    return next(json.loads(line[6:])["versions"] for line in out.splitlines() if line.startswith("BENCH "))
+
+
+def medians(samples: list[dict]) -> dict[tuple[str, str, str], float | str]:
+    """(tool, mode, workload) -> median seconds, or why the tool cannot run it."""
+    grouped: dict[tuple[str, str, str], list[float]] = {}
+    result: dict[tuple[str, str, str], float | str] = {}
+    for s in samples:
+        key = (s["tool"], s["mode"], s["workload"])
+        if "skipped" in s:
+            result[key] = s["skipped"]
+        else:
+            grouped.setdefault(key, []).append(s["seconds"])
+    result.update({k: statistics.median(v) for k, v in grouped.items()})
+    return result
+
+
+def table(result: dict, tools: list[str], mode: str) -> str:
+    """A Markdown table of one mode: medians per contender, then ratios."""
+    head = ["workload", *tools]
+    ratios = [("incr", "bare"), ("sqlmesh", "incr"), ("dbt", "incr")]
+    ratios = [(x, y) for x, y in ratios if x in tools and y in tools]
+    head += [f"{x} / {y}" for x, y in ratios]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for workload in WORKLOADS:
+        cells = [f"{workload}: {WORKLOADS[workload]}"]
+        values = {t: result.get((t, mode, workload)) for t in tools}
+        if all(v is None for v in values.values()):
+            continue
+        cells += [_seconds(values[t]) for t in tools]
+        for x, y in ratios:
+            vx, vy = values[x], values[y]
+            cells.append(f"{vx / vy:.2f}" if isinstance(vx, float) and isinstance(vy, float) and vy else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _seconds(value: float | str | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return "n/a"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", default=str(OUT / "work"), help="data and the contenders' homes")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of every step")
+    parser.add_argument("--rows", type=int)
+    parser.add_argument("--cold-reps", type=int, default=2, help="cold processes per daily step (b, c, e, f)")
+    parser.add_argument("--cold-backfills", type=int, default=1, help="cold processes per backfill a")
+    parser.add_argument("--cold-d", type=int, default=0,
+                        help="cold processes for d (365 jobs: its warm figure plus one start-up; 0 saves ~15 min)")
+    args = parser.parse_args()
+    tools = [t for t in args.tools.split(",") if t]
+    unknown = set(tools) - set(TOOLS)
+    if unknown:
+        raise SystemExit(f"--tools: unknown {', '.join(sorted(unknown))}; choose from {', '.join(TOOLS)}")
+    spec = Spec(work=str(Path(args.work).resolve()), **(QUICK if args.quick else {}))
+    if args.rows:
+        spec = replace(spec, rows=args.rows)
+    OUT.mkdir(parents=True, exist_ok=True)
+    Path(spec.work).mkdir(parents=True, exist_ok=True)
+    spec_path = Path(spec.work) / "spec.json"
+    spec.save(spec_path)
+    began = time.time()
+    found = {t: versions(t, spec_path) for t in tools}  # installs the peers first: a failed install stops here
+    print("# generating data", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, str(PEERS / "generate.py"), "--spec", str(spec_path)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=open(OUT / "generate.log", "w"))
+    samples = [s for t in tools for s in measure(t, spec, spec_path, args.cold_reps, args.cold_backfills, args.cold_d)]
+    result = medians(samples)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (OUT / f"compare-{stamp}.json").write_text(json.dumps({"spec": asdict(spec), "versions": found,
+                                                           "samples": samples}, indent=1))
+    print(f"\n## pyspark-incr benchmark ({spec.rows:,} events over {spec.days} days, chain of {spec.chain}, "
+          f"SCD2 over {spec.keys:,} keys; local[2], {spec.shuffle_partitions} shuffle partitions, Parquet)\n")
+    for tool, v in found.items():
+        print(f"- {tool}: " + ", ".join(f"{k} {x}" for k, x in v.items()))
+    for mode, title in (("warm", "in-process, after a warm-up"), ("cold", "whole process per step")):
+        print(f"\n### {mode}: {title} (median)\n")
+        print(table(result, tools, mode))
+    why = {(t, w): v for (t, m, w), v in result.items() if isinstance(v, str)}
+    for (tool, workload), reason in sorted(why.items()):
+        print(f"\n- {tool} cannot run {workload}: {reason}")
+    print(f"\n{len(samples)} samples in {time.time() - began:.0f} s; all of them in bench/out/compare-{stamp}.json")
+
+
+if __name__ == "__main__":
+    main()

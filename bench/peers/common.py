@@ -1,0 +1,375 @@
+"""What every contender shares: the spec, the Spark session, the source tables, the data and the timing protocol.
+
+Every runner (``run_<tool>.py``) imports this module from its own virtual
+environment, so it uses pyspark only: no pyspark-incr, no peer library.
+
+A runner is a :class:`Tool` plus :func:`main`. The parent (``bench/compare.py``)
+starts one process per runner in ``warm`` mode (every workload in one session,
+timed in-process after a warm-up) and then one process per step in ``cold``
+mode (a scheduled job: JVM start included, timed by the parent). Timings come
+back on stdout as lines ``BENCH {json}``; everything else a runner prints goes
+to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+#: The first day of the generated data; day ``k`` is START + k days.
+START = date(2024, 1, 1)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Sizes and places of one benchmark run (written to ``<work>/spec.json``)."""
+
+    work: str                   # absolute directory holding data/ and one home per tool
+    rows: int = 20_000_000      # events over the backfill window
+    days: int = 365             # backfill window: days [0, days)
+    extra_days: int = 40        # days after the window, one per (b)/(e) step
+    chain: int = 50             # models in the chain (e)
+    keys: int = 1_000_000       # SCD2 keys (f)
+    snapshots: int = 30         # SCD2 snapshots timed in the warm process; cold steps take the next ones
+    cold_snapshots: int = 3
+    change_pct: int = 1         # % of keys whose price changes per snapshot
+    shuffle_partitions: int = 4
+    driver_memory: str = "6g"
+    reps_a: int = 2             # warm repetitions per workload (cold ones: see compare.py)
+    reps_b: int = 3
+    reps_c: int = 10
+    reps_d: int = 1
+    reps_e: int = 2
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Spec":
+        return cls(**json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=1))
+
+    @property
+    def data(self) -> Path:
+        return Path(self.work) / "data"
+
+    def home(self, tool: str) -> Path:
+        return Path(self.work) / tool
+
+
+def day(k: int) -> date:
+    """Day ``k`` of the data."""
+    return START + timedelta(days=k)
+
+
+def day_start(k: int) -> datetime:
+    """Midnight UTC starting day ``k``: the execution time at which day ``k - 1`` is the newest complete day."""
+    return datetime.combine(day(k), datetime.min.time(), tzinfo=timezone.utc)
+
+
+# --------------------------------------------------------------------------- Spark
+
+
+def spark_conf(spec: Spec, tool: str) -> dict[str, str]:
+    """The same Spark settings for every contender; only the catalog's home differs."""
+    home = spec.home(tool).resolve()
+    return {
+        "spark.master": "local[2]",
+        "spark.app.name": f"bench-{tool}",
+        "spark.driver.memory": spec.driver_memory,
+        "spark.sql.shuffle.partitions": str(spec.shuffle_partitions),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+    }
+
+
+def session(spec: Spec, tool: str, extra: Callable[[Any], Any] | None = None):
+    """The contender's SparkSession (``extra`` may add to the builder, e.g. a plugin's jar)."""
+    from pyspark.sql import SparkSession
+
+    spec.home(tool).mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder
+    for key, value in spark_conf(spec, tool).items():
+        builder = builder.config(key, value)
+    builder = builder.enableHiveSupport()
+    if extra is not None:
+        builder = extra(builder)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --------------------------------------------------------------------------- data
+
+
+EVENTS_COLUMNS = "event_id BIGINT, user_id BIGINT, event_type STRING, amount DOUBLE, event_ts TIMESTAMP, ds DATE"
+
+
+def generate(spark, spec: Spec) -> None:
+    """Write the shared source data once per spec: events by day, and item snapshots (skipped when present)."""
+    stamp = spec.data / ".done"
+    key = json.dumps({k: v for k, v in asdict(spec).items() if k in DATA_KEYS}, sort_keys=True)
+    if stamp.exists() and stamp.read_text() == key:
+        return
+    import shutil
+
+    shutil.rmtree(spec.data, ignore_errors=True)
+    per_day = spec.rows // spec.days
+    total_days = spec.days + spec.extra_days
+    spark.range(0, per_day * total_days, numPartitions=max(2, total_days // 16)).selectExpr(
+        "id AS event_id",
+        "CAST(pmod(hash(id, 1), 100000) AS BIGINT) AS user_id",
+        "element_at(array('view', 'click', 'cart', 'buy'), CAST(pmod(hash(id, 2), 4) AS INT) + 1) AS event_type",
+        "CAST(ROUND(pmod(hash(id, 3), 100000) / 100.0, 2) AS DOUBLE) AS amount",
+        f"CAST(DATE '{START}' AS TIMESTAMP) + make_dt_interval(0, 0, 0, CAST(id * 86400.0 / {per_day} AS DECIMAL(18, 6))) AS event_ts",
+    ).selectExpr("*", "to_date(event_ts) AS ds").write.partitionBy("ds").parquet(str(spec.data / "events"))
+    snapshots = spec.snapshots + spec.cold_snapshots
+    spark.range(0, spec.keys).crossJoin(spark.range(0, snapshots).withColumnRenamed("id", "snap")).selectExpr(
+        "id AS item_id",
+        "concat('item ', id) AS name",
+        "element_at(array('food', 'drink', 'home', 'toys', 'books'), CAST(pmod(id, 5) AS INT) + 1) AS category",
+        # a key's price rises by 1 at each snapshot k with (k + id) % P == 0: change_pct % of the keys per snapshot
+        f"CAST(ROUND(10 + pmod(id, 997) / 10.0 + FLOOR((snap + pmod(id, {100 // spec.change_pct})) / "
+        f"{100 // spec.change_pct}), 2) AS DOUBLE) AS price",
+        "snap",
+    ).write.partitionBy("snap").parquet(str(spec.data / "items"))
+    stamp.write_text(key)
+
+
+DATA_KEYS = {"rows", "days", "extra_days", "keys", "snapshots", "cold_snapshots", "change_pct"}
+
+
+def register_sources(spark, spec: Spec) -> None:
+    """``src.events`` and ``src.item_snapshots`` over the shared files, in this contender's catalog."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS src")
+    tables = {t.name for t in spark.catalog.listTables("src")}
+    if "events" not in tables:
+        spark.sql(f"CREATE TABLE src.events ({EVENTS_COLUMNS}) USING parquet PARTITIONED BY (ds) "
+                  f"LOCATION '{spec.data / 'events'}'")
+        spark.sql("ALTER TABLE src.events RECOVER PARTITIONS")
+    if "item_snapshots" not in tables:
+        spark.sql("CREATE TABLE src.item_snapshots (item_id BIGINT, name STRING, category STRING, price DOUBLE, "
+                  f"snap BIGINT) USING parquet PARTITIONED BY (snap) LOCATION '{spec.data / 'items'}'")
+        spark.sql("ALTER TABLE src.item_snapshots RECOVER PARTITIONS")
+
+
+def point_items(spark, snapshot: int) -> None:
+    """Make ``src.items`` (a view every contender's SCD2 model reads) show snapshot ``snapshot``."""
+    spark.sql("CREATE OR REPLACE VIEW src.items AS SELECT item_id, name, category, price "
+              f"FROM src.item_snapshots WHERE snap = {int(snapshot)}")
+
+
+# --------------------------------------------------------------------------- expected results
+
+
+def expected_rows(spark, spec: Spec, workload: str, newest: int) -> int:
+    """Rows the contender's output must hold once day ``newest`` (or snapshot ``newest``) is built."""
+    end = day(newest + 1)
+    if workload in ("a", "d"):
+        return spark.sql(f"SELECT count(*) FROM src.events WHERE ds < DATE '{end}'").first()[0]
+    if workload == "e":
+        return spark.sql(f"SELECT count(DISTINCT ds, pmod(user_id, 100)) FROM src.events WHERE ds < DATE '{end}'").first()[0]
+    if workload == "f":  # a key's price only rises, so versions = distinct (key, price) seen so far
+        return spark.sql(f"SELECT count(DISTINCT item_id, price) FROM src.item_snapshots WHERE snap <= {newest}").first()[0]
+    raise ValueError(workload)
+
+
+# --------------------------------------------------------------------------- the models, in words every tool can take
+
+#: (a), (b), (c), (d): one row per event of the interval. ``{start}``/``{end}``: the tool's inclusive day bounds.
+DAILY_SQL = ("SELECT event_id, user_id, event_type, amount, ROUND(amount * 1.2, 2) AS amount_gross, event_ts, ds "
+             "FROM src.events WHERE ds BETWEEN {start} AND {end}")
+#: (e): the chain's first model aggregates a day to 100 buckets ...
+CHAIN_FIRST_SQL = ("SELECT ds, pmod(user_id, 100) AS bucket, count(*) AS events, ROUND(sum(amount), 2) AS total "
+                   "FROM src.events WHERE ds BETWEEN {start} AND {end} GROUP BY ds, pmod(user_id, 100)")
+#: ... and each next one reads the one before (``{parent}``).
+CHAIN_NEXT_SQL = "SELECT ds, bucket, events + 1 AS events, total FROM {parent} WHERE ds BETWEEN {start} AND {end}"
+#: (f): SCD type 2 by column: unique key item_id; a change in any of SCD2_COLUMNS makes a new version.
+SCD2_SQL = "SELECT item_id, name, category, price FROM src.items"
+SCD2_COLUMNS = ("name", "category", "price")
+
+
+def chain_name(k: int) -> str:
+    """Model ``k`` (1-based) of the chain, without schema."""
+    return f"chain_{k:02d}"
+
+
+# --------------------------------------------------------------------------- the contender
+
+
+class Tool:
+    """One contender. Subclasses implement the steps; ``main`` times them.
+
+    Workloads: ``a`` a daily INCREMENTAL_BY_TIME_RANGE model (its default batching; steps b and c run it
+    again), ``d`` the same model with batch_size 1, ``e`` a chain of ``spec.chain`` such models, ``f`` an
+    SCD type 2 model by column over ``src.items``.
+    """
+
+    name = "?"
+    #: workload -> why this contender cannot run it (shown in the report instead of a time)
+    cannot: dict[str, str] = {}
+
+    def __init__(self, spark, spec: Spec) -> None:
+        self.spark, self.spec = spark, spec
+        self.home = spec.home(self.name)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        """Name -> version of what this contender runs (printed in the report)."""
+        import pyspark
+
+        return {"pyspark": pyspark.__version__}
+
+    def setup(self) -> None:
+        """Once per process, untimed: project files, schemas."""
+
+    def reset(self, workload: str) -> None:
+        """Forget everything of ``workload``: its tables and its state."""
+        raise NotImplementedError
+
+    def backfill(self, workload: str, days: int) -> None:
+        """First build of ``workload`` (a, d or e): days [0, days), as of midnight starting day ``days``."""
+        raise NotImplementedError
+
+    def run(self, workload: str, newest: int) -> None:
+        """A scheduled run at midnight starting day ``newest + 1`` (a or e: every day through ``newest`` not built
+        yet is due -- the parent passes the day after the last one built; f: ``src.items`` shows snapshot
+        ``newest``, taken that day)."""
+        raise NotImplementedError
+
+    def output(self, workload: str) -> str:
+        """The table (or view) users read ``workload``'s result from."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ helpers for main
+
+    def check(self, workload: str, newest: int) -> None:
+        want = expected_rows(self.spark, self.spec, workload, newest)
+        self.spark.catalog.refreshTable(self.output(workload))
+        got = self.spark.sql(f"SELECT count(*) FROM {self.output(workload)}").first()[0]
+        if got != want:
+            raise AssertionError(f"{self.name} {workload} through {newest}: {got} rows, expected {want}")
+
+
+def warm(tool: Tool) -> None:
+    """Every workload in this one session, after a warm-up; each step timed in-process."""
+    spec, spark = tool.spec, tool.spark
+    for workload, why in tool.cannot.items():
+        emit(tool=tool.name, mode="warm", workload=workload, skipped=why)
+    tool.reset("a")
+    tool.backfill("a", 30)  # warm-up: the first write of each path compiles Spark's code and the tool's
+    tool.check("a", 29)
+
+    def step(workload: str, rep: int, action: Callable[[], None], check: tuple[str, int]) -> None:
+        with timed() as t:
+            action()
+        emit(tool=tool.name, mode="warm", workload=workload, rep=rep, seconds=t.seconds)
+        tool.check(*check)
+
+    for rep in range(spec.reps_a):
+        tool.reset("a")
+        step("a", rep, lambda: tool.backfill("a", spec.days), ("a", spec.days - 1))
+    for rep in range(spec.reps_b):
+        newest = spec.days + rep
+        step("b", rep, lambda: tool.run("a", newest), ("a", newest))
+    newest = spec.days + spec.reps_b - 1
+    for rep in range(spec.reps_c if "c" not in tool.cannot else 0):
+        step("c", rep, lambda: tool.run("a", newest), ("a", newest))
+    for rep in range(spec.reps_d if "d" not in tool.cannot else 0):
+        tool.reset("d")
+        step("d", rep, lambda: tool.backfill("d", spec.days), ("d", spec.days - 1))
+    if "e" not in tool.cannot:
+        tool.reset("e")
+        tool.backfill("e", spec.days)
+        tool.check("e", spec.days - 1)
+    for rep in range(spec.reps_e if "e" not in tool.cannot else 0):
+        newest = spec.days + rep
+        step("e", rep, lambda: tool.run("e", newest), ("e", newest))
+    if "f" not in tool.cannot:
+        tool.reset("f")
+    for snap in range(spec.snapshots if "f" not in tool.cannot else 0):
+        point_items(spark, snap)
+        step("f" if snap else "f0", snap, lambda: tool.run("f", snap), ("f", snap))
+
+
+def cold(tool: Tool, workload: str, arg: int) -> None:
+    """One scheduled job: the step alone in this fresh process (what came before it in the process is
+    reported as ``untimed`` and left out by the parent)."""
+    spec = tool.spec
+    if workload in tool.cannot:
+        emit(tool=tool.name, mode="cold", workload=workload, rep=arg, skipped=tool.cannot[workload])
+        return
+    with timed() as prep:
+        if workload in ("a", "d"):
+            tool.reset(workload)
+        if workload == "f":
+            point_items(tool.spark, arg)
+    run: Callable[[], None] = {
+        "a": lambda: tool.backfill("a", spec.days),
+        "d": lambda: tool.backfill("d", spec.days),
+        "b": lambda: tool.run("a", arg),
+        "c": lambda: tool.run("a", arg),
+        "e": lambda: tool.run("e", arg),
+        "f": lambda: tool.run("f", arg),
+    }[workload]
+    with timed() as t:
+        run()
+    emit(tool=tool.name, mode="cold", workload=workload, rep=arg, seconds=t.seconds, untimed=prep.seconds)
+    newest = spec.days - 1 if workload in ("a", "d") else arg
+    tool.check({"b": "a", "c": "a"}.get(workload, workload), newest)
+
+
+def main(tool_class: type[Tool], extra: Callable[[Any], Any] | None = None) -> None:
+    """``run_<tool>.py --spec FILE warm`` or ``... cold WORKLOAD [ARG]``."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--spec", required=True)
+    parser.add_argument("mode", choices=["warm", "cold", "versions"])
+    parser.add_argument("workload", nargs="?")
+    parser.add_argument("arg", nargs="?", type=int, default=0)
+    args = parser.parse_args()
+    spec = Spec.load(args.spec)
+    if args.mode == "versions":
+        emit(tool=tool_class.name, versions=tool_class.versions())
+        return
+    home = spec.home(tool_class.name).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.chdir(home)  # derby.log, spark-warehouse and the peers' own files stay in the contender's home
+    spark = session(spec, tool_class.name, extra)
+    register_sources(spark, spec)
+    tool = tool_class(spark, spec)
+    tool.setup()
+    emit(tool=tool.name, mode=args.mode, event="ready")
+    if args.mode == "warm":
+        warm(tool)
+    else:
+        cold(tool, args.workload, args.arg)
+    emit(tool=tool.name, mode=args.mode, event="done")
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def emit(**fields: Any) -> None:
+    """One timing line for the parent."""
+    print("BENCH " + json.dumps({**fields, "t": time.time()}), flush=True)
+
+
+class timed:
+    """``with timed() as t: ...`` then ``t.seconds``."""
+
+    def __enter__(self) -> "timed":
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.seconds = time.perf_counter() - self.started

@@ -1,0 +1,98 @@
+package pysparkincr;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.execution.datasources.FileStatusCache;
+import scala.Option;
+
+/**
+ * The state tables' files, read and written through the Hadoop FileSystem in one py4j call each.
+ *
+ * <p>A state append is a few rows; reading or writing them as a Spark job costs 0.1-0.3 s each
+ * (plan, schedule, commit), several times per CALL. The Python side encodes and decodes the
+ * Parquet itself (pyarrow) and only moves bytes through here, so a call's state traffic costs
+ * milliseconds. Every method works on any Hadoop FileSystem the table may live on.
+ */
+public final class StateFiles {
+  private StateFiles() {}
+
+  /**
+   * The table's data files: one line {@code name TAB length} per file, hidden files ({@code _}
+   * and {@code .} prefixes, as Spark skips them) left out; null when the directory is missing.
+   */
+  public static String list(SparkSession session, String dir) throws IOException {
+    Path path = new Path(dir);
+    FileSystem fs = path.getFileSystem(session.sessionState().newHadoopConf());
+    FileStatus[] statuses;
+    try {
+      statuses = fs.listStatus(path);
+    } catch (FileNotFoundException e) {
+      return null;
+    }
+    StringBuilder out = new StringBuilder();
+    for (FileStatus status : statuses) {
+      String name = status.getPath().getName();
+      if (status.isFile() && !name.startsWith("_") && !name.startsWith(".")) {
+        out.append(name).append('\t').append(status.getLen()).append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  /** The whole content of {@code dir/name}. */
+  public static byte[] read(SparkSession session, String dir, String name) throws IOException {
+    Path path = new Path(dir, name);
+    FileSystem fs = path.getFileSystem(session.sessionState().newHadoopConf());
+    long length = fs.getFileStatus(path).getLen();
+    byte[] data = new byte[(int) length];
+    try (InputStream in = fs.open(path)) {
+      org.apache.hadoop.io.IOUtils.readFully(in, data, 0, data.length);
+    }
+    return data;
+  }
+
+  /**
+   * Write {@code data} as {@code dir/name}, atomically: into {@code dir/staging/name} first (hidden
+   * from readers by its {@code _} prefix), then moved by one rename; the staging directory is
+   * deleted either way. A crash leaves at most the staging directory behind.
+   */
+  public static void append(SparkSession session, String dir, String staging, String name, byte[] data)
+      throws IOException {
+    Path root = new Path(dir);
+    Path stage = new Path(root, staging);
+    FileSystem fs = root.getFileSystem(session.sessionState().newHadoopConf());
+    try {
+      Path staged = new Path(stage, name);
+      try (OutputStream out = fs.create(staged, false)) {
+        out.write(data);
+      }
+      if (!fs.rename(staged, new Path(root, name))) {
+        throw new IOException("could not move " + staged + " into " + root);
+      }
+    } finally {
+      fs.delete(stage, true);
+    }
+  }
+
+  /** Delete {@code dir/name}; false when it was not there. */
+  public static boolean delete(SparkSession session, String dir, String name) throws IOException {
+    Path path = new Path(dir, name);
+    return path.getFileSystem(session.sessionState().newHadoopConf()).delete(path, false);
+  }
+
+  /**
+   * Make Spark list the table's files again on its next read, as REFRESH TABLE does, without
+   * resolving the table: its cached relation and the shared file listing cache are dropped.
+   */
+  public static void invalidate(SparkSession session, String db, String table) {
+    session.sessionState().catalog().invalidateCachedTable(TableIdentifier.apply(table, Option.apply(db)));
+    FileStatusCache.getOrCreate(session).invalidateAll();
+  }
+}
