@@ -48,7 +48,7 @@ WORKLOADS = {
     "f0": "SCD type 2: first load of the snapshot",
     "f": "SCD type 2: one daily snapshot with changes",
 }
-QUICK = dict(rows=200_000, days=40, extra_days=20, chain=5, keys=10_000, snapshots=4, cold_snapshots=2,
+QUICK = dict(rows=200_000, days=40, extra_days=20, chain=5, chain_days=10, keys=10_000, snapshots=4, cold_snapshots=2,
              reps_a=2, reps_b=3, reps_c=5, reps_d=1, reps_e=2, driver_memory="2g")
 
 

@@ -35,6 +35,7 @@ class Spec:
     days: int = 365             # backfill window: days [0, days)
     extra_days: int = 40        # days after the window, one per (b)/(e) step
     chain: int = 50             # models in the chain (e)
+    chain_days: int = 30        # the chain starts this many days before the window ends (its backfill is set-up)
     keys: int = 1_000_000       # SCD2 keys (f)
     snapshots: int = 30         # SCD2 snapshots timed in the warm process; cold steps take the next ones
     cold_snapshots: int = 3
@@ -65,6 +66,11 @@ class Spec:
 def day(k: int) -> date:
     """Day ``k`` of the data."""
     return START + timedelta(days=k)
+
+
+def chain_start(spec: "Spec") -> date:
+    """The chain's first day: its backfill is untimed set-up, so it covers only the window's last days."""
+    return day(spec.days - spec.chain_days)
 
 
 def day_start(k: int) -> datetime:
@@ -178,7 +184,8 @@ def expected_rows(spark, spec: Spec, workload: str, newest: int) -> int:
     if workload in ("a", "d"):
         return spark.sql(f"SELECT count(*) FROM src.events WHERE ds < DATE '{end}'").first()[0]
     if workload == "e":
-        return spark.sql(f"SELECT count(DISTINCT ds, pmod(user_id, 100)) FROM src.events WHERE ds < DATE '{end}'").first()[0]
+        return spark.sql(f"SELECT count(DISTINCT ds, pmod(user_id, 100)) FROM src.events "
+                         f"WHERE ds >= DATE '{chain_start(spec)}' AND ds < DATE '{end}'").first()[0]
     if workload == "f":  # a key's price only rises, so versions = distinct (key, price) seen so far
         return spark.sql(f"SELECT count(DISTINCT item_id, price) FROM src.item_snapshots WHERE snap <= {newest}").first()[0]
     raise ValueError(workload)
@@ -238,7 +245,8 @@ class Tool:
         raise NotImplementedError
 
     def backfill(self, workload: str, days: int) -> None:
-        """First build of ``workload`` (a, d or e): days [0, days), as of midnight starting day ``days``."""
+        """First build of ``workload`` (a, d or e): days [0, days) -- e: [days - chain_days, days) --, as of
+        midnight starting day ``days``."""
         raise NotImplementedError
 
     def run(self, workload: str, newest: int) -> None:

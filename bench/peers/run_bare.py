@@ -52,7 +52,7 @@ class Bare(Tool):
             for k in range(days):
                 self._overwrite("d", k, k)
             return
-        self._overwrite(workload, 0, days - 1)
+        self._overwrite(workload, days - self.spec.chain_days if workload == "e" else 0, days - 1)
 
     def run(self, workload: str, newest: int) -> None:
         if workload == "f":

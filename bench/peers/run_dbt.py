@@ -52,7 +52,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, START, Tool, chain_name, day, main,
+    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, START, Tool, chain_name, chain_start, day, main,
 )
 
 OUT = {"a": "bench.daily", "d": "bench.daily_b1"}
@@ -147,7 +147,7 @@ class Dbt(Tool):
 
     def _write_project(self) -> None:
         files = {
-            "dbt_project.yml": PROJECT_YML,
+            "dbt_project.yml": PROJECT_YML + f"  chain_begin: '{chain_start(self.spec)}'\n",
             "profiles.yml": PROFILES_YML,
             "models/sources.yml": SOURCES_YML,
             "models/daily.sql": INSERT_OVERWRITE + BOUNDS + DAILY_SQL.format(
@@ -158,7 +158,8 @@ class Dbt(Tool):
         for k in range(1, self.spec.chain + 1):
             select = (CHAIN_FIRST_SQL if k == 1 else CHAIN_NEXT_SQL).format(
                 start="{{ start }}", end="{{ end }}", parent=f"{{{{ ref('{chain_name(k - 1)}') }}}}")
-            files[f"models/chain/{chain_name(k)}.sql"] = INSERT_OVERWRITE + BOUNDS + select.replace("src.events", SOURCE)
+            files[f"models/chain/{chain_name(k)}.sql"] = (INSERT_OVERWRITE + BOUNDS.replace("var('begin')", "var('chain_begin')")
+                                                          + select.replace("src.events", SOURCE))
         for path, text in files.items():
             _write_if_changed(self.project / path, text)
         # a smaller spec.chain leaves models of a longer chain behind: they would join the selection

@@ -13,10 +13,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, Tool, chain_name, day_start, main,
+    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, START, Tool, chain_name, chain_start,
+    day_start, main,
 )
 
-TIME_RANGE = "kind INCREMENTAL_BY_TIME_RANGE (time_column ds{extra}), cron '@daily', start '2024-01-01', partitioned_by ds"
+TIME_RANGE = "kind INCREMENTAL_BY_TIME_RANGE (time_column ds{extra}), cron '@daily', start '{start}', partitioned_by ds"
 SLICE = {"start": "@start_ds", "end": "@end_ds"}
 
 
@@ -40,14 +41,15 @@ class Incr(Tool):
 
     def _projects(self) -> dict[str, dict[str, str]]:
         daily = DAILY_SQL.format(**SLICE)
-        chain = {chain_name(1): _model("bench." + chain_name(1), TIME_RANGE.format(extra=""), CHAIN_FIRST_SQL.format(**SLICE))}
+        linked = TIME_RANGE.format(extra="", start=chain_start(self.spec))
+        chain = {chain_name(1): _model("bench." + chain_name(1), linked, CHAIN_FIRST_SQL.format(**SLICE))}
         for k in range(2, self.spec.chain + 1):
             query = CHAIN_NEXT_SQL.format(parent="bench." + chain_name(k - 1), **SLICE)
-            chain[chain_name(k)] = _model("bench." + chain_name(k), TIME_RANGE.format(extra=""), query)
+            chain[chain_name(k)] = _model("bench." + chain_name(k), linked, query)
         scd2 = f"kind SCD_TYPE_2_BY_COLUMN (unique_key item_id, columns [{', '.join(SCD2_COLUMNS)}]), cron '@daily'"
         return {
-            "a": {"daily": _model("bench.daily", TIME_RANGE.format(extra=""), daily)},
-            "d": {"daily_b1": _model("bench.daily_b1", TIME_RANGE.format(extra=", batch_size 1"), daily)},
+            "a": {"daily": _model("bench.daily", TIME_RANGE.format(extra="", start=START), daily)},
+            "d": {"daily_b1": _model("bench.daily_b1", TIME_RANGE.format(extra=", batch_size 1", start=START), daily)},
             "e": chain,
             "f": {"items_scd2": _model("bench.items_scd2", scd2 + ", start '2024-01-01'", SCD2_SQL)},
         }

@@ -30,7 +30,8 @@ os.environ.setdefault("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, START, Tool, chain_name, day_start, main,
+    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, START, Tool, chain_name, chain_start,
+    day_start, main,
 )
 
 WORKLOADS = ("a", "d", "e", "f")
@@ -39,15 +40,15 @@ OUT = {"a": "bench.daily", "d": "bench.daily_b1", "f": "bench.items_scd2"}
 #: SQLMesh's default for a Spark connection: up to 4 model batches evaluated at once on the one session
 CONCURRENT_TASKS = 4
 #: the properties every model shares (the task's: daily, from day 0, Spark dialect, Parquet tables)
-COMMON_PROPERTIES = f"  cron '@daily',\n  start '{START}',\n  storage_format parquet,\n  dialect spark"
+COMMON_PROPERTIES = "  cron '@daily',\n  start '{start}',\n  storage_format parquet,\n  dialect spark"
 #: SQLMesh's inclusive interval bounds as ``yyyy-mm-dd`` strings
 BOUNDS = {"start": "@start_ds", "end": "@end_ds"}
 
 
-def model_file(name: str, kind: str, query: str, partitioned: bool = True) -> str:
+def model_file(name: str, kind: str, query: str, partitioned: bool = True, start: object = START) -> str:
     """The text of one SQLMesh SQL model file."""
     partition = "  partitioned_by ds,\n" if partitioned else ""
-    return f"MODEL (\n  name {name},\n  kind {kind},\n{partition}{COMMON_PROPERTIES}\n);\n\n{query}\n"
+    return f"MODEL (\n  name {name},\n  kind {kind},\n{partition}{COMMON_PROPERTIES.format(start=start)}\n);\n\n{query}\n"
 
 
 def by_time(batch_size: int | None = None) -> str:
@@ -103,7 +104,8 @@ class SQLMesh(Tool):
             for k in range(1, self.spec.chain + 1):
                 query = (CHAIN_FIRST_SQL if k == 1 else CHAIN_NEXT_SQL).format(
                     parent=f"bench.{chain_name(k - 1)}", **BOUNDS)
-                files[f"{chain_name(k)}.sql"] = model_file(f"bench.{chain_name(k)}", by_time(), query)
+                files[f"{chain_name(k)}.sql"] = model_file(f"bench.{chain_name(k)}", by_time(), query,
+                                                           start=chain_start(self.spec))
             return files
         columns = ", ".join(SCD2_COLUMNS)
         kind = f"SCD_TYPE_2_BY_COLUMN (unique_key item_id, columns [{columns}])"

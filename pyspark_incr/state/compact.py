@@ -60,7 +60,7 @@ def folds(table: t.StateTable) -> Callable[[Fold], Fold]:
 
 
 def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[str, int]:
-    """Compact every state table holding at least ``threshold`` files (checksums count); the files folded per table."""
+    """Compact every state table holding at least ``threshold`` data files; the files folded per table."""
     limit = max(2, threshold if threshold is not None else int(setting(spark, STATE_COMPACT_FILES)))
     done = {}
     for table in t.ALL_TABLES:

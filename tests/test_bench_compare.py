@@ -1,0 +1,46 @@
+"""The side-by-side benchmark's report: medians per contender and mode, ratios, and what a contender cannot run."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _compare():
+    spec = importlib.util.spec_from_file_location("bench_compare", BENCH / "compare.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_compare"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sample(tool, mode, workload, seconds):
+    return {"tool": tool, "mode": mode, "workload": workload, "seconds": seconds}
+
+
+def test_report_shows_medians_and_ratios_per_workload():
+    compare = _compare()
+    samples = [_sample("bare", "warm", "b", s) for s in (1.0, 3.0, 2.0)]
+    samples += [_sample("incr", "warm", "b", s) for s in (2.2, 2.4)]
+    samples += [_sample("sqlmesh", "warm", "b", 4.6)]
+
+    result = compare.medians(samples)
+    table = compare.table(result, ["bare", "incr", "sqlmesh"], "warm")
+
+    assert result[("bare", "warm", "b")] == 2.0
+    row = next(line for line in table.splitlines() if line.startswith("| b:"))
+    assert row.split(" | ")[1:] == ["2.00 s", "2.30 s", "4.60 s", "1.15", "2.00 |"]
+
+
+def test_a_workload_a_contender_cannot_run_is_marked_not_applicable():
+    compare = _compare()
+    samples = [{"tool": "dbt", "mode": "warm", "workload": "f", "skipped": "snapshots need Delta"},
+               _sample("incr", "warm", "f", 0.5)]
+
+    table = compare.table(compare.medians(samples), ["incr", "dbt"], "warm")
+
+    row = next(line for line in table.splitlines() if line.startswith("| f:"))
+    assert row.split(" | ")[1:] == ["500 ms", "n/a", "- |"]
