@@ -20,13 +20,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pyspark_incr.bridge.jvm import shim_class
+
 #: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
 APPEND_PREFIX = "_incr_append_"
-
-
 def listing(spark: Any, root: str) -> dict[str, int] | None:
     """``{file name: length}`` of the table's data files; None when its directory is missing."""
-    text = spark._jvm.pysparkincr.StateFiles.list(spark._jsparkSession, root)
+    text = shim_class(spark, "StateFiles").list(spark._jsparkSession, root)
     if text is None:
         return None
     return {name: int(size) for name, size in (line.split("\t") for line in text.splitlines())}
@@ -57,19 +57,19 @@ def append(spark: Any, root: str, rows: pa.Table) -> tuple[str, int]:
     data = encode(rows)
     token = uuid.uuid4().hex
     name = f"part-{token}-0.snappy.parquet"
-    spark._jvm.pysparkincr.StateFiles.append(spark._jsparkSession, root, f"{APPEND_PREFIX}{token}", name,
+    shim_class(spark, "StateFiles").append(spark._jsparkSession, root, f"{APPEND_PREFIX}{token}", name,
                                              bytearray(data))
     return name, len(data)
 
 
 def delete(spark: Any, root: str, name: str) -> bool:
     """Delete one file of the table."""
-    return bool(spark._jvm.pysparkincr.StateFiles.delete(spark._jsparkSession, root, name))
+    return bool(shim_class(spark, "StateFiles").delete(spark._jsparkSession, root, name))
 
 
 def invalidate(spark: Any, schema: str, table: str) -> None:
     """Make Spark's own readers of the table (``SELECT ... FROM <state>.<table>``) see its files as they are now."""
-    spark._jvm.pysparkincr.StateFiles.invalidate(spark._jsparkSession, schema, table)
+    shim_class(spark, "StateFiles").invalidate(spark._jsparkSession, schema, table)
 
 
 class FileCache:
@@ -87,7 +87,7 @@ class FileCache:
             for name, size in files.items():
                 known = self._files.get(name)
                 if known is None or known[0] != size:
-                    data = bytes(spark._jvm.pysparkincr.StateFiles.read(spark._jsparkSession, root, name))
+                    data = bytes(shim_class(spark, "StateFiles").read(spark._jsparkSession, root, name))
                     self._files[name] = (size, decode(data, self.schema))
             for name in [n for n in self._files if n not in files]:
                 del self._files[name]

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr.bridge.jvm import shim_class
 from pyspark_incr.writers.partitions import NULL_PARTITION
 
 #: Prefix of generation directories under a table's root.
@@ -144,7 +145,7 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
 
 def current_partitions(spark: Any, table: exp.Table) -> list[dict[str, str]]:
     """The table's partitions as specs (column -> value as the catalog spells it)."""
-    found = spark._jvm.pysparkincr.Generations.partitionSpecs(spark._jsparkSession, table.db, table.name)
+    found = shim_class(spark, "Generations").partitionSpecs(spark._jsparkSession, table.db, table.name)
     return [{k: NULL_PARTITION if v is None else v for k, v in spec.items()} for spec in json.loads(found)]
 
 

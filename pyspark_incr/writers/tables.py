@@ -7,6 +7,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr.bridge.jvm import shim_class
+
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import docs, formats
 
@@ -34,7 +36,7 @@ def exists(spark: Any, table: exp.Table) -> bool:
 
 def names_in(spark: Any, schema: str) -> set[str]:
     """Lowercased names of the tables and views in ``schema`` (empty when it does not exist)."""
-    found = spark._jvm.pysparkincr.Generations.tableNames(spark._jsparkSession, schema)
+    found = shim_class(spark, "Generations").tableNames(spark._jsparkSession, schema)
     return {name.lower() for name in found.splitlines()} if found is not None else set()
 
 
