@@ -206,6 +206,10 @@ SCD2_SQL = "SELECT item_id, name, category, price FROM src.items"
 SCD2_COLUMNS = ("name", "category", "price")
 
 
+#: What users read each single-model workload from (e: the chain's last model, see ``Tool.output``).
+OUTPUTS = {"a": "bench.daily", "d": "bench.daily_b1", "f": "bench.items_scd2"}
+
+
 def chain_name(k: int) -> str:
     """Model ``k`` (1-based) of the chain, without schema."""
     return f"chain_{k:02d}"
@@ -257,7 +261,13 @@ class Tool:
 
     def output(self, workload: str) -> str:
         """The table (or view) users read ``workload``'s result from."""
-        raise NotImplementedError
+        return OUTPUTS[workload] if workload != "e" else f"bench.{chain_name(self.spec.chain)}"
+
+    def objects(self, workload: str) -> list[str]:
+        """Every table (or view) users read of ``workload``: its output, or each model of the chain."""
+        if workload != "e":
+            return [self.output(workload)]
+        return [f"bench.{chain_name(k)}" for k in range(1, self.spec.chain + 1)]
 
     # ------------------------------------------------------------------ helpers for main
 

@@ -19,7 +19,6 @@ from common import (  # noqa: E402
     CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, Tool, chain_name, day, day_start, main,
 )
 
-OUT = {"a": "bench.daily", "d": "bench.daily_b1", "f": "bench.items_scd2"}
 
 
 class Bare(Tool):
@@ -30,11 +29,8 @@ class Bare(Tool):
         self.spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
         self.spark.sql("CREATE DATABASE IF NOT EXISTS bench")
 
-    def output(self, workload: str) -> str:
-        return OUT[workload] if workload != "e" else f"bench.{chain_name(self.spec.chain)}"
-
     def reset(self, workload: str) -> None:
-        names = [self.output(workload)] if workload != "e" else [f"bench.{chain_name(k)}" for k in range(1, self.spec.chain + 1)]
+        names = self.objects(workload)
         for name in names:
             self.spark.sql(f"DROP TABLE IF EXISTS {name}")
         if workload in ("a", "d"):

@@ -55,8 +55,6 @@ from common import (  # noqa: E402
     CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, START, Tool, chain_name, chain_start, day, main,
 )
 
-OUT = {"a": "bench.daily", "d": "bench.daily_b1"}
-
 #: The pieces the model files are made of (common.py's SQL, in dbt's words for a table and a config).
 SOURCE = "{{ source('src', 'events') }}"
 INSERT_OVERWRITE = ("{{ config(materialized='incremental', incremental_strategy='insert_overwrite', "
@@ -199,13 +197,9 @@ class Dbt(Tool):
 
     # ------------------------------------------------------------------ steps
 
-    def output(self, workload: str) -> str:
-        return OUT[workload] if workload != "e" else f"bench.{chain_name(self.spec.chain)}"
-
     def reset(self, workload: str) -> None:
         """Drop the workload's tables: dbt's next run of them is a first build (it keeps no other state)."""
-        names = [self.output(workload)] if workload != "e" else [f"bench.{chain_name(k)}" for k in range(1, self.spec.chain + 1)]
-        for name in names:
+        for name in self.objects(workload):
             self.spark.sql(f"DROP TABLE IF EXISTS {name}")
 
     def backfill(self, workload: str, days: int) -> None:

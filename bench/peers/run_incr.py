@@ -57,10 +57,6 @@ class Incr(Tool):
     def _project(self, workload: str) -> Path:
         return self.home / "projects" / workload
 
-    def output(self, workload: str) -> str:
-        return {"a": "bench.daily", "d": "bench.daily_b1", "e": f"bench.{chain_name(self.spec.chain)}",
-                "f": "bench.items_scd2"}[workload]
-
     def _use(self, workload: str) -> None:
         self.spark.conf.set("spark.incr.stateSchema", f"incr_state_{workload}")
         self.spark.conf.set("spark.incr.physicalSchema", f"incr_physical_{workload}")
@@ -68,8 +64,7 @@ class Incr(Tool):
     def reset(self, workload: str) -> None:
         for schema in (f"incr_state_{workload}", f"incr_physical_{workload}"):
             self.spark.sql(f"DROP DATABASE IF EXISTS {schema} CASCADE")
-        names = [self.output(workload)] if workload != "e" else [f"bench.{chain_name(k)}" for k in range(1, self.spec.chain + 1)]
-        for name in names:
+        for name in self.objects(workload):
             self.spark.sql(f"DROP VIEW IF EXISTS {name}")
 
     def backfill(self, workload: str, days: int) -> None:

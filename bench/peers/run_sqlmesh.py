@@ -30,13 +30,11 @@ os.environ.setdefault("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, START, Tool, chain_name, chain_start,
+    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, OUTPUTS, SCD2_SQL, START, Tool, chain_name, chain_start,
     day_start, main,
 )
 
 WORKLOADS = ("a", "d", "e", "f")
-#: the view users read each single-model workload from (e: the chain's last model)
-OUT = {"a": "bench.daily", "d": "bench.daily_b1", "f": "bench.items_scd2"}
 #: SQLMesh's default for a Spark connection: up to 4 model batches evaluated at once on the one session
 CONCURRENT_TASKS = 4
 #: the properties every model shares (the task's: daily, from day 0, Spark dialect, Parquet tables)
@@ -96,7 +94,7 @@ class SQLMesh(Tool):
     def _models(self, workload: str) -> dict[str, str]:
         """File name -> model text of ``workload``'s project."""
         if workload in ("a", "d"):
-            name = OUT[workload]
+            name = OUTPUTS[workload]
             kind = by_time(1 if workload == "d" else None)
             return {f"{name.split('.')[1]}.sql": model_file(name, kind, DAILY_SQL.format(**BOUNDS))}
         if workload == "e":
@@ -109,7 +107,7 @@ class SQLMesh(Tool):
             return files
         columns = ", ".join(SCD2_COLUMNS)
         kind = f"SCD_TYPE_2_BY_COLUMN (unique_key item_id, columns [{columns}])"
-        return {"items_scd2.sql": model_file(OUT["f"], kind, SCD2_SQL, partitioned=False)}
+        return {"items_scd2.sql": model_file(OUTPUTS["f"], kind, SCD2_SQL, partitioned=False)}
 
     def _config(self, workload: str):
         """The project's config: Spark engine on our session, DuckDB state in its own file."""
@@ -160,20 +158,10 @@ class SQLMesh(Tool):
 
     # ------------------------------------------------------------------ steps
 
-    def output(self, workload: str) -> str:
-        """The view SQLMesh's virtual layer keeps pointed at the current physical table."""
-        return OUT[workload] if workload != "e" else f"bench.{chain_name(self.spec.chain)}"
-
-    def _views(self, workload: str) -> list[str]:
-        """The views SQLMesh's virtual layer made for ``workload``'s models."""
-        if workload == "e":
-            return [f"bench.{chain_name(k)}" for k in range(1, self.spec.chain + 1)]
-        return [OUT[workload]]
-
     def reset(self, workload: str) -> None:
         """Drop the workload's views, its physical schema and its state; then load a fresh Context."""
         self._close(workload)
-        for view in self._views(workload):
+        for view in self.objects(workload):  # the views of SQLMesh's virtual layer
             self.spark.sql(f"DROP VIEW IF EXISTS {view}")
         self.spark.sql(f"DROP DATABASE IF EXISTS sqlmesh__{workload} CASCADE")
         state = self._state_file(workload)
