@@ -181,8 +181,9 @@ def main() -> None:
     began = time.time()
     found = {t: versions(t, spec_path) for t in tools}  # installs the peers first: a failed install stops here
     print("# generating data", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, str(PEERS / "generate.py"), "--spec", str(spec_path)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=open(OUT / "generate.log", "w"))
+    with (OUT / "generate.log").open("w") as log:
+        subprocess.run([sys.executable, str(PEERS / "generate.py"), "--spec", str(spec_path)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=log)
     samples = [s for t in tools for s in measure(t, spec, spec_path, args.cold_reps, args.cold_backfills, args.cold_d)]
     result = medians(samples)
     stamp = time.strftime("%Y%m%d-%H%M%S")

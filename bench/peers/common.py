@@ -118,6 +118,8 @@ def session(spec: Spec, tool: str, extra: Callable[[Any], Any] | None = None):
 # --------------------------------------------------------------------------- data
 
 
+#: The spec's fields the generated data depends on (a change writes it again).
+DATA_KEYS = {"rows", "days", "extra_days", "keys", "snapshots", "cold_snapshots", "change_pct"}
 EVENTS_COLUMNS = "event_id BIGINT, user_id BIGINT, event_type STRING, amount DOUBLE, event_ts TIMESTAMP, ds DATE"
 
 
@@ -150,9 +152,6 @@ def generate(spark, spec: Spec) -> None:
         "snap",
     ).write.partitionBy("snap").parquet(str(spec.data / "items"))
     stamp.write_text(key)
-
-
-DATA_KEYS = {"rows", "days", "extra_days", "keys", "snapshots", "cold_snapshots", "change_pct"}
 
 
 def register_sources(spark, spec: Spec) -> None:

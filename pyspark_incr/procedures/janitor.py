@@ -74,10 +74,10 @@ def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tu
     age = duration_arg(older_than if older_than is not None else "7 days")
     dry = True if dry_run is None else bool(dry_run)
     cutoff = datetime.now(timezone.utc) - age
-    candidates = _candidates(spark, StateStore(spark), cutoff)
+    store = StateStore(spark)
+    candidates = _candidates(spark, store, cutoff)
     if dry or not candidates:
         return [(table.sql("spark"), seen.model, seen.last_seen, "would drop") for table, seen in candidates]
-    store = StateStore(spark)
     keys = {table_key(table.sql("spark")) for table, _ in candidates}
     with Locks(spark, store.schema, owner_id(f"janitor-{uuid.uuid4().hex}"), "janitor").held(keys):
         # what an apply did while this call waited counts: a table it took up again is no candidate now

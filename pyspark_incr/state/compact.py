@@ -38,7 +38,7 @@ from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
 from pyspark_incr.state import files as state_files
 from pyspark_incr.state.store import (
-    APPEND_PREFIX, file_cache, files_version, fold_intervals, table_location, write_rows,
+    APPEND_PREFIX, file_cache, fold_intervals, table_location, write_rows,
 )
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
@@ -64,14 +64,12 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     limit = max(2, threshold if threshold is not None else int(setting(spark, STATE_COMPACT_FILES)))
     done = {}
     for table in t.ALL_TABLES:
-        version = files_version(spark, schema, table.name)
-        count = version[0] if version else 0
+        listed = data_files(spark, schema, table.name)
         key = (str(spark.sparkContext.applicationId), schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
-        if count >= limit and count >= _left.get(key, 0) + limit // 2:
-            done[table.name] = compact(spark, schema, table)
-            after = files_version(spark, schema, table.name)
-            _left[key] = after[0] if after else 0
+        if len(listed) >= limit and len(listed) >= _left.get(key, 0) + limit // 2:
+            done[table.name] = compact(spark, schema, table, listed)
+            _left[key] = len(data_files(spark, schema, table.name))
     return {name: count for name, count in done.items() if count}
 
 
@@ -83,14 +81,15 @@ def after_call(spark: Any, schema: str) -> None:
         _log.warning("pyspark-incr: compacting state schema %s failed (%s); state is unchanged", schema, e)
 
 
-def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, Any] | None = None,
+def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, int] | None = None,
             now_ms: int | None = None) -> int:
     """Fold the settled prefix of ``table``'s files into one file; the number of files folded (0: nothing to do).
 
     ``files``: the table's data files as :func:`data_files` lists them (listed now when None).
     """
     files = files if files is not None else data_files(spark, schema, table.name)
-    rows = _rows_by_file(spark, schema, table, files)
+    root = table_location(spark, schema, table.name).toString()
+    rows = _rows_by_file(spark, schema, root, table, files)
     cutoff_ms = (now_ms if now_ms is not None else int(time.time() * 1000)) - SETTLED_MS
     prefix = settled_prefix(rows, cutoff_ms * 1_000_000) if "seq" in table.schema.names else set(files)
     if len(prefix) < 2:
@@ -101,19 +100,17 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, Any] 
     if folded.num_rows:
         write_rows(spark, table, schema, folded)
     for file_name in prefix:
-        _delete(spark, files[file_name][0])
+        _delete(spark, f"{root}/{file_name}")
     _delete_dead_appends(spark, schema, table.name, cutoff_ms)
     state_files.invalidate(spark, schema, table.name)
     return len(prefix)
 
 
-def _rows_by_file(spark: Any, schema: str, table: t.StateTable, listed: dict[str, Any]) -> pa.Table:
-    """The rows of the files ``listed``, each with the name of its file (``file_name``)."""
-    root = table_location(spark, schema, table.name).toString()
-    sizes = state_files.listing(spark, root) or {}
+def _rows_by_file(spark: Any, schema: str, root: str, table: t.StateTable, listed: dict[str, int]) -> pa.Table:
+    """The rows of the files ``listed`` (the table's whole listing), each with its file's name (``file_name``)."""
     cache = file_cache(spark, schema, table)
-    cache.rows(spark, root, sizes)
-    parts = [_named(cache.file_rows(name), name) for name in listed if name in sizes]
+    cache.rows(spark, root, listed)
+    parts = [_named(cache.file_rows(name), name) for name in listed]
     return pa.concat_tables(parts) if parts else _named(table.schema.empty_table(), "")
 
 
@@ -156,24 +153,16 @@ def settled_prefix(rows: pa.Table, cutoff_seq: int) -> set[str]:
         prefix -= jumping
 
 
-def data_files(spark: Any, schema: str, name: str) -> dict[str, tuple[Any, int]]:
-    """A state table's data files by name: (Hadoop path, modification time in epoch ms); empty without any."""
+def data_files(spark: Any, schema: str, name: str) -> dict[str, int]:
+    """A state table's data files: name -> bytes; empty without any."""
     path = table_location(spark, schema, name)
-    if path is None:
-        return {}
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    if not fs.exists(path):
-        return {}
-    return {s.getPath().getName(): (s.getPath(), s.getModificationTime()) for s in fs.listStatus(path)
-            if s.isFile() and not s.getPath().getName().startswith(("_", "."))}
+    return (state_files.listing(spark, path.toString()) or {}) if path is not None else {}
 
 
-def _delete(spark: Any, path: Any) -> None:
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    fs.delete(path, False)
-    checksum = spark._jvm.org.apache.hadoop.fs.Path(path.getParent(), f".{path.getName()}.crc")
-    if fs.exists(checksum):
-        fs.delete(checksum, False)
+def _delete(spark: Any, file: str) -> None:
+    """Delete one data file (its checksum goes with it: Hadoop's checksummed filesystems delete both)."""
+    root, name = file.rsplit("/", 1)
+    state_files.delete(spark, root, name)
 
 
 @folds(t.INTERVALS)

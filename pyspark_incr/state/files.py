@@ -24,6 +24,8 @@ from pyspark_incr.bridge.jvm import shim_class
 
 #: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
 APPEND_PREFIX = "_incr_append_"
+
+
 def listing(spark: Any, root: str) -> dict[str, int] | None:
     """``{file name: length}`` of the table's data files; None when its directory is missing."""
     text = shim_class(spark, "StateFiles").list(spark._jsparkSession, root)
@@ -57,8 +59,7 @@ def append(spark: Any, root: str, rows: pa.Table) -> tuple[str, int]:
     data = encode(rows)
     token = uuid.uuid4().hex
     name = f"part-{token}-0.snappy.parquet"
-    shim_class(spark, "StateFiles").append(spark._jsparkSession, root, f"{APPEND_PREFIX}{token}", name,
-                                             bytearray(data))
+    shim_class(spark, "StateFiles").append(spark._jsparkSession, root, f"{APPEND_PREFIX}{token}", name, bytearray(data))
     return name, len(data)
 
 

@@ -59,10 +59,14 @@ def table_root(location: str) -> str:
     return head if last.startswith(GEN_PREFIX) else location.rstrip("/")
 
 
-def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
-    """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation."""
+def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet",
+          table_schema: Any = None) -> Staged:
+    """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation.
+
+    ``table_schema``: the table's schema when the caller has it at hand (else it is looked up).
+    """
     path = f"{table_root(_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
-    writer = in_table_types(spark, table, df).write.format(fmt).mode("errorifexists")
+    writer = in_table_types(spark, table, df, table_schema).write.format(fmt).mode("errorifexists")
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)
     writer.save(path)
@@ -79,7 +83,7 @@ def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ..
     return Staged(staged.path, tuple(tuple(sorted(s.items())) for s in specs))
 
 
-def in_table_types(spark: Any, table: exp.Table, df: Any) -> Any:
+def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = None) -> Any:
     """``df`` with each column of the table's type: files written with other types would make the table
     unreadable (Parquet keeps the type of each file), or read back as other values.
 
@@ -90,7 +94,8 @@ def in_table_types(spark: Any, table: exp.Table, df: Any) -> Any:
 
     from pyspark_incr.errors import ModelQueryError
 
-    target = {f.name.lower(): f.dataType for f in spark.table(table.sql("spark")).schema.fields}
+    schema = table_schema if table_schema is not None else spark.table(table.sql("spark")).schema
+    target = {f.name.lower(): f.dataType for f in schema.fields}
     columns, cast = [], False
     for column_field in df.schema.fields:
         wanted = target.get(column_field.name.lower())

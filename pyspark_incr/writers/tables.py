@@ -8,7 +8,6 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.bridge.jvm import shim_class
-
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import docs, formats
 

@@ -50,9 +50,9 @@ class TimeRangeWriter(TableWriter):
             return self._write_delta(ctx, interval, df)
         spark_type = _time_type(ctx, df)
         parts = self.partition_columns(ctx.model)
-        columns = ctx.spark.table(ctx.table_sql).columns
-        new, rows = tables.counted(df.select(*[quoted(c) for c in columns]))
-        staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model))
+        table_schema = ctx.spark.table(ctx.table_sql).schema
+        new, rows = tables.counted(df.select(*[quoted(c) for c in table_schema.names]))
+        staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema)
         try:
             if self._by_time_column(ctx):
                 before = [{parts[0]: v} for v in self._partitions_in(ctx, interval, spark_type)]
