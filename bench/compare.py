@@ -194,6 +194,8 @@ def main() -> None:
     for tool, v in found.items():
         print(f"- {tool}: " + ", ".join(f"{k} {x}" for k, x in v.items()))
     for mode, title in (("warm", "in-process, after a warm-up"), ("cold", "whole process per step")):
+        if not any(m == mode for _, m, _ in result):
+            continue
         print(f"\n### {mode}: {title} (median)\n")
         print(table(result, tools, mode))
     why = {(t, w): v for (t, m, w), v in result.items() if isinstance(v, str)}
