@@ -266,9 +266,9 @@ def _processes() -> dict[int, tuple[int, list[str]]]:
     return out
 
 
-def _tree(root: int) -> dict[int, list[str]]:
+def _tree(root: int, procs: dict[int, tuple[int, list[str]]] | None = None) -> dict[int, list[str]]:
     """``root`` and its descendants: pid -> argv."""
-    procs = _processes()
+    procs = procs if procs is not None else _processes()
     found = {root} if root in procs else set()
     while True:
         new = {pid for pid, (ppid, _) in procs.items() if ppid in found} - found
@@ -278,7 +278,11 @@ def _tree(root: int) -> dict[int, list[str]]:
 
 
 def _workers_under(root: int) -> list[int]:
-    return [pid for pid, argv in _tree(root).items() if "pyspark_incr.bridge.worker" in argv]
+    """Worker processes below ``root``. A worker's own child caught between fork and exec (croniter's
+    import runs ``file`` through platform.architecture) still shows the worker's argv: not a worker."""
+    procs = _processes()
+    workers = {pid for pid, argv in _tree(root, procs).items() if "pyspark_incr.bridge.worker" in argv}
+    return [pid for pid in workers if procs[pid][0] not in workers]
 
 
 def _alive(pid: int) -> bool:
