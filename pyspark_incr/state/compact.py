@@ -119,11 +119,12 @@ def _named(rows: pa.Table, file_name: str) -> pa.Table:
 
 
 def _delete_dead_appends(spark: Any, schema: str, name: str, cutoff_ms: int) -> None:
-    """Staging directories of appends killed before their rename (older than the cutoff: nobody's now)."""
+    """Staging directories (local tables: files) of appends killed before their rename (older than the cutoff:
+    nobody's now)."""
     path = table_location(spark, schema, name)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
     for status in fs.listStatus(path):
-        if status.isDirectory() and status.getPath().getName().startswith(APPEND_PREFIX) \
+        if status.getPath().getName().startswith(APPEND_PREFIX) \
                 and status.getModificationTime() < cutoff_ms:
             fs.delete(status.getPath(), True)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr.bridge.jvm import shim_class
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model
 
@@ -58,13 +59,8 @@ def delta_available(spark: Any) -> bool:
 
 def existing(spark: Any, table: exp.Table) -> str | None:
     """The format of ``table`` as the catalog records it (its provider), or None when it does not exist."""
-    jvm = spark._jvm
-    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(table.name, jvm.scala.Some(table.db))
-    catalog = spark._jsparkSession.sessionState().catalog()
-    if not catalog.tableExists(ident):
-        return None
-    provider = catalog.getTableMetadata(ident).provider()
-    return str(provider.get()).lower() if provider.isDefined() else None
+    found = shim_class(spark, "Generations").provider(spark._jsparkSession, table.db, table.name)
+    return None if found is None else (str(found) or None)
 
 
 def of_table(spark: Any, model: Model, table: exp.Table, rebuild: bool) -> str:

@@ -29,6 +29,8 @@ from pyspark_incr.writers import formats, generations, partitions, tables
 from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
+DAY_MS = 86_400_000
+
 @register
 class TimeRangeWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
@@ -105,7 +107,10 @@ class TimeRangeWriter(TableWriter):
         return df.alias(QUERY_ALIAS).where(where.args["where"].this.sql("spark"))
 
     def _partitions_in(self, ctx: BuildContext, interval: Interval, spark_type: str) -> list[str]:
-        """Values of the time-column partitions inside ``interval`` (a catalog listing, no data read)."""
+        """Values of the time-column partitions inside ``interval``: for a DATE column every day in it (publish
+        ignores the ones the table lacks), else those a catalog listing shows."""
+        if spark_type == "date":
+            return days_in(interval)
         fmt = ctx.model.kind.time_column_format or DEFAULT_TIME_FORMAT
         tz = ZoneInfo(ctx.spark.conf.get("spark.sql.session.timeZone"))
         column = ctx.model.kind.time_column
@@ -113,6 +118,16 @@ class TimeRangeWriter(TableWriter):
         return [v for v in values
                 if v != partitions.NULL_PARTITION and interval.start <= _instant(v, spark_type, fmt, tz) < interval.end]
 
+
+def days_in(interval: Interval) -> list[str]:
+    """Every day whose midnight (UTC) lies in ``interval``, spelled as Spark names a DATE partition.
+
+    >>> days_in(Interval(to_ms("2024-02-28 06:00:00"), to_ms("2024-03-02")))
+    ['2024-02-29', '2024-03-01']
+    """
+    first = -(-interval.start // DAY_MS) * DAY_MS
+    return [datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+            for ms in range(first, interval.end, DAY_MS)]
 
 def time_condition(time_column: str, interval: Interval, spark_type: str, fmt: str | None) -> exp.Expression:
     """``time_column`` in ``interval``, over the table's own columns (what a Delta REPLACE WHERE replaces).

@@ -1,16 +1,23 @@
 package pysparkincr;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
@@ -25,48 +32,142 @@ import scala.jdk.javaapi.CollectionConverters;
  * once. That call is a single metastore transaction in the Hive catalog.
  */
 public final class Generations {
+  private static final String GEN_PREFIX = "_incr_gen_";
+  private static final String EMPTY_DIR = "_incr_empty";
+  /** Up to this many new partitions are read back one by one; more, by one listing. */
+  private static final int FEW = 16;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   private Generations() {}
 
   /**
-   * Point each partition of {@code specs} at the matching location, in one catalog call.
+   * Make the staged generation at {@code stagedPath} what readers of a partitioned table see, in one
+   * py4j call: its partitions are switched and {@code emptied} partitions lose their rows in one
+   * {@code alterPartitions}, the emptied ones are then dropped from the catalog, the table is
+   * refreshed, and the generations nothing points at any more are deleted.
    *
-   * @return the locations the partitions had before (null for partitions created here), in the
-   *     order of {@code specs}, so the caller can delete superseded generations.
+   * @param columnsJson the partition columns, in order (JSON list)
+   * @param writtenJson the partitions the generation holds (JSON list of column-to-value objects)
+   * @param emptiedJson partitions to empty; those the table does not have are ignored
    */
-  public static List<String> publishPartitions(
+  public static void publish(
       SparkSession session,
       String db,
       String table,
+      String stagedPath,
+      String columnsJson,
+      String writtenJson,
+      String emptiedJson)
+      throws Exception {
+    List<String> columns = Arrays.asList(JSON.readValue(columnsJson, String[].class));
+    SessionCatalog catalog = session.sessionState().catalog();
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    CatalogTable meta = catalog.getTableMetadata(ident);
+    List<Map<String, String>> written = specsOf(writtenJson, meta);
+    List<Map<String, String>> candidates = specsOf(emptiedJson, meta);
+    List<Map<String, String>> asked = new ArrayList<>(written);
+    asked.addAll(candidates);
+    Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> existing = existing(catalog, ident, asked);
+    java.util.Set<scala.collection.immutable.Map<String, String>> touched = new java.util.HashSet<>();
+    for (Map<String, String> spec : written) touched.add(scalaMap(spec));
+    List<Map<String, String>> emptied = new ArrayList<>();
+    for (Map<String, String> spec : candidates) {
+      if (existing.containsKey(scalaMap(spec)) && touched.add(scalaMap(spec))) emptied.add(spec);
+    }
+    if (written.isEmpty() && emptied.isEmpty()) return;
+    Path root = new Path(stagedPath).getParent();
+    FileSystem fs = root.getFileSystem(session.sessionState().newHadoopConf());
+    List<String> locations = new ArrayList<>();
+    for (Map<String, String> spec : written) locations.add(stagedPath + "/" + partitionPath(spec, columns, meta));
+    List<String> before;
+    if (emptied.isEmpty() && written.stream().noneMatch(s -> existing.containsKey(scalaMap(s)))) {
+      // Only new partitions: adding them at their place is one metastore transaction already.
+      List<CatalogTablePartition> added = new ArrayList<>();
+      for (int i = 0; i < written.size(); i++) added.add(partition(written.get(i), storageAt(meta, locations.get(i))));
+      catalog.createPartitions(ident, seq(added), false);
+      before = List.of();
+    } else {
+      String empty = new Path(root, EMPTY_DIR).toString();
+      fs.mkdirs(new Path(empty));
+      List<Map<String, String>> specs = new ArrayList<>(written);
+      specs.addAll(emptied);
+      for (int i = 0; i < emptied.size(); i++) locations.add(empty);
+      before = switchPartitions(catalog, ident, meta, existing, specs, locations, empty);
+    }
+    if (!emptied.isEmpty()) {
+      List<scala.collection.immutable.Map<String, String>> dropped = new ArrayList<>();
+      for (Map<String, String> spec : emptied) dropped.add(scalaMap(spec));
+      catalog.dropPartitions(ident, seq(dropped), true, false, true);
+    }
+    refreshed(session, catalog, ident, db, table);
+    deleteSuperseded(fs, root, before, new Path(stagedPath));
+  }
+
+  /**
+   * The partitions of {@code specs} the table has: looked up one by one when they are few, else
+   * from one listing of the table.
+   */
+  private static Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> existing(
+      SessionCatalog catalog, TableIdentifier ident, List<Map<String, String>> specs) {
+    if (specs.size() > FEW) return listed(catalog, ident);
+    Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> out = new HashMap<>();
+    for (Map<String, String> spec : specs) {
+      for (CatalogTablePartition p :
+          CollectionConverters.asJava(catalog.listPartitions(ident, Option.apply(scalaMap(spec))))) {
+        out.put(key(p), p);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What {@code REFRESH TABLE} does after a publish, minus what a publish cannot make stale: the
+   * cached relation is dropped, and the table re-cached when a user cached it. The shared file
+   * listing cache stays, because a publish never changes the files of a directory already listed
+   * (every partition moves to a new directory).
+   */
+  private static void refreshed(SparkSession session, SessionCatalog catalog, TableIdentifier ident, String db,
+      String table) {
+    catalog.invalidateCachedTable(ident);
+    if (!session.sharedState().cacheManager().isEmpty()) {
+      session.catalog().refreshTable(quoted(db) + "." + quoted(table));
+    }
+  }
+
+  /**
+   * Point each partition of {@code specs} at the matching location, in one catalog call; partitions
+   * the table lacks are first created pointing at {@code emptyLocation}.
+   *
+   * @return the locations the partitions had before (partitions created here left out).
+   */
+  private static List<String> switchPartitions(
+      SessionCatalog catalog,
+      TableIdentifier ident,
+      CatalogTable meta,
+      Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> existing,
       List<Map<String, String>> specs,
       List<String> locations,
       String emptyLocation)
       throws Exception {
-    SessionCatalog catalog = session.sessionState().catalog();
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> existing = new HashMap<>();
-    for (CatalogTablePartition p :
-        CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
-      existing.put(p.spec(), p);
-    }
     List<String> before = new ArrayList<>();
     List<CatalogTablePartition> missing = new ArrayList<>();
     for (Map<String, String> spec : specs) {
       CatalogTablePartition found = existing.get(scalaMap(spec));
       if (found != null) {
         Option<URI> uri = found.storage().locationUri();
-        before.add(uri.isDefined() ? new org.apache.hadoop.fs.Path(uri.get()).toString() : null);
+        if (uri.isDefined()) before.add(new Path(uri.get()).toString());
       } else {
-        before.add(null);
-        missing.add(partition(spec, storageAt(catalog.getTableMetadata(ident), emptyLocation)));
+        missing.add(partition(spec, storageAt(meta, emptyLocation)));
       }
     }
     if (!missing.isEmpty()) {
       catalog.createPartitions(ident, seq(missing), true);
-      // One listing, not one metastore round trip per partition (365 of them took ~50 s on Derby).
-      existing.clear();
-      for (CatalogTablePartition p :
-          CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
-        existing.put(p.spec(), p);
+      if (missing.size() <= FEW) {
+        for (CatalogTablePartition p : missing) existing.put(p.spec(), catalog.getPartition(ident, p.spec()));
+      } else {
+        // One listing, not one metastore round trip per partition (365 of them took ~50 s on Derby).
+        existing.clear();
+        existing.putAll(listed(catalog, ident));
       }
     }
     List<CatalogTablePartition> moved = new ArrayList<>();
@@ -82,6 +183,82 @@ public final class Generations {
   }
 
   /**
+   * Delete what the table no longer points at, when it lies inside the table's root (ours to
+   * delete): superseded partition directories, and generations left without files.
+   */
+  private static void deleteSuperseded(FileSystem fs, Path root, List<String> old, Path keep)
+      throws IOException {
+    String rootText = root.toString();
+    String keepText = keep.toString();
+    for (String location : new java.util.LinkedHashSet<>(old)) {
+      String text = new Path(location).toString();
+      if (!text.startsWith(rootText + "/") || text.startsWith(keepText) || text.endsWith(EMPTY_DIR)) continue;
+      fs.delete(new Path(text), true);
+      String first = text.substring(rootText.length() + 1).split("/")[0];
+      if (first.startsWith(GEN_PREFIX)) {
+        Path generation = new Path(root, first);
+        if (fs.exists(generation) && !hasFiles(fs, generation)) fs.delete(generation, true);
+      }
+    }
+  }
+
+  private static boolean hasFiles(FileSystem fs, Path path) throws IOException {
+    org.apache.hadoop.fs.RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> files = fs.listFiles(path, true);
+    while (files.hasNext()) {
+      String name = files.next().getPath().getName();
+      if (!name.startsWith("_") && !name.startsWith(".")) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The partition specs a staged write produced, read from its directory names: a JSON list of
+   * column-to-value objects, values unescaped as the catalog spells them.
+   */
+  public static String writtenPartitions(SparkSession session, String path, String columnsJson)
+      throws IOException {
+    String[] columns = JSON.readValue(columnsJson, String[].class);
+    FileSystem fs = new Path(path).getFileSystem(session.sessionState().newHadoopConf());
+    List<Map<String, String>> specs = new ArrayList<>();
+    specs.add(new java.util.LinkedHashMap<>());
+    List<Path> levels = new ArrayList<>();
+    levels.add(new Path(path));
+    for (String column : columns) {
+      List<Map<String, String>> nextSpecs = new ArrayList<>();
+      List<Path> nextLevels = new ArrayList<>();
+      for (int i = 0; i < specs.size(); i++) {
+        for (FileStatus status : fs.listStatus(levels.get(i))) {
+          String name = status.getPath().getName();
+          int eq = name.indexOf('=');
+          if (!status.isDirectory() || eq < 0 || !name.substring(0, eq).equalsIgnoreCase(column)) continue;
+          Map<String, String> spec = new java.util.LinkedHashMap<>(specs.get(i));
+          spec.put(column, ExternalCatalogUtils.unescapePathName(name.substring(eq + 1)));
+          nextSpecs.add(spec);
+          nextLevels.add(status.getPath());
+        }
+      }
+      specs = nextSpecs;
+      levels = nextLevels;
+    }
+    return JSON.writeValueAsString(specs);
+  }
+
+  /** The table's location, as the catalog records it. */
+  public static String location(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    return session.sessionState().catalog().getTableMetadata(ident).location().toString();
+  }
+
+  /** The table's provider (its format) lowercased, "" when the catalog records none, null when it does not exist. */
+  public static String provider(SparkSession session, String db, String table) throws Exception {
+    SessionCatalog catalog = session.sessionState().catalog();
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    if (!catalog.tableExists(ident)) return null;
+    Option<String> provider = catalog.getTableMetadata(ident).provider();
+    return provider.isDefined() ? provider.get().toLowerCase(java.util.Locale.ROOT) : "";
+  }
+
+  /**
    * The table's partition specs as a JSON list of objects (column to value, as the catalog keeps
    * them): one catalog call, where SHOW PARTITIONS costs a parsed and executed command.
    */
@@ -92,7 +269,7 @@ public final class Generations {
         CollectionConverters.asJava(session.sessionState().catalog().listPartitions(ident, Option.empty()))) {
       specs.add(CollectionConverters.asJava(p.spec()));
     }
-    return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(specs);
+    return JSON.writeValueAsString(specs);
   }
 
   /**
@@ -109,17 +286,6 @@ public final class Generations {
     return out.toString();
   }
 
-  /** Remove partitions from the catalog, keeping their files (the caller deletes what it owns). */
-  public static void forgetPartitions(
-      SparkSession session, String db, String table, List<Map<String, String>> specs)
-      throws Exception {
-    if (specs.isEmpty()) return;
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    List<scala.collection.immutable.Map<String, String>> scalaSpecs = new ArrayList<>();
-    for (Map<String, String> spec : specs) scalaSpecs.add(scalaMap(spec));
-    session.sessionState().catalog().dropPartitions(ident, seq(scalaSpecs), true, false, true);
-  }
-
   private static CatalogTablePartition partition(Map<String, String> spec, CatalogStorageFormat storage) {
     return new CatalogTablePartition(
         scalaMap(spec), storage, scalaMap(Map.of()), System.currentTimeMillis(), -1L, Option.empty());
@@ -131,7 +297,7 @@ public final class Generations {
 
   private static CatalogStorageFormat withLocation(CatalogStorageFormat storage, String location) {
     // Hadoop's Path escapes what a URI may not hold (partition directories contain spaces and '%').
-    URI uri = new org.apache.hadoop.fs.Path(location).toUri();
+    URI uri = new Path(location).toUri();
     return (CatalogStorageFormat) copyWith(storage, 0, Option.apply(uri));
   }
 
@@ -153,6 +319,57 @@ public final class Generations {
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot copy " + record.getClass().getName() + ": " + e, e);
     }
+  }
+
+  private static Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> listed(
+      SessionCatalog catalog, TableIdentifier ident) {
+    Map<scala.collection.immutable.Map<String, String>, CatalogTablePartition> out = new HashMap<>();
+    for (CatalogTablePartition p : CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
+      out.put(key(p), p);
+    }
+    return out;
+  }
+
+  /** A partition's spec as callers spell it: the catalog gives NULL for the default partition. */
+  private static scala.collection.immutable.Map<String, String> key(CatalogTablePartition p) {
+    Map<String, String> spec = new HashMap<>();
+    for (Map.Entry<String, String> e : CollectionConverters.asJava(p.spec()).entrySet()) {
+      spec.put(e.getKey(), e.getValue() == null ? ExternalCatalogUtils.DEFAULT_PARTITION_NAME() : e.getValue());
+    }
+    return scalaMap(spec);
+  }
+
+  /** Specs from JSON, each column named as the catalog names it (whatever case the caller used). */
+  private static List<Map<String, String>> specsOf(String json, CatalogTable meta) throws IOException {
+    List<Map<String, String>> specs = new ArrayList<>();
+    for (Map<?, ?> spec : JSON.readValue(json, Map[].class)) {
+      Map<String, String> out = new HashMap<>();
+      for (Map.Entry<?, ?> e : spec.entrySet()) out.put(catalogName((String) e.getKey(), meta), (String) e.getValue());
+      specs.add(out);
+    }
+    return specs;
+  }
+
+  private static String catalogName(String column, CatalogTable meta) {
+    for (String name : CollectionConverters.asJava(meta.partitionColumnNames())) {
+      if (name.equalsIgnoreCase(column)) return name;
+    }
+    return column;
+  }
+
+  private static String partitionPath(Map<String, String> spec, List<String> columns, CatalogTable meta) {
+    StringBuilder out = new StringBuilder();
+    for (String column : columns) {
+      if (out.length() > 0) out.append('/');
+      String name = catalogName(column, meta);
+      out.append(ExternalCatalogUtils.escapePathName(column)).append('=')
+          .append(ExternalCatalogUtils.escapePathName(spec.get(name)));
+    }
+    return out.toString();
+  }
+
+  private static String quoted(String name) {
+    return "`" + name.replace("`", "``") + "`";
   }
 
   private static <T> scala.collection.immutable.Seq<T> seq(List<T> items) {
