@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -73,17 +74,22 @@ def launch(tool: str, spec_path: Path, log: Path, *args: str) -> tuple[float, li
     argv = [python_of(tool), str(PEERS / f"run_{tool}.py"), "--spec", str(spec_path), *args]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.time()
+    records = []
     with log.open("a") as err:
         err.write(f"\n$ {' '.join(argv)}\n")
         err.flush()
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
-    records = [json.loads(line[6:]) for line in done.stdout.splitlines() if line.startswith("BENCH ")]
-    if done.returncode != 0:
-        raise SystemExit(f"{tool} {' '.join(args)} failed (exit {done.returncode}); see {log}")
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env) as runner:
+            for line in runner.stdout:  # each sample goes to the log as it comes: a long run shows where it is
+                if line.startswith("BENCH "):
+                    records.append(json.loads(line[6:]))
+                    err.write(f"{time.strftime('%H:%M:%S')} {line}")
+                    err.flush()
+        if runner.returncode != 0:
+            raise SystemExit(f"{tool} {' '.join(args)} failed (exit {runner.returncode}); see {log}")
     return started, records
 
 
-def measure(tool: str, spec: Spec, spec_path: Path, cold_reps: int, cold_backfills: int, cold_d: int) -> list[dict]:
+def measure(tool: str, spec: Spec, spec_path: Path, cold: dict[str, int]) -> list[dict]:
     """Every sample of one contender: its warm process, then its cold steps."""
     shutil.rmtree(spec.home(tool), ignore_errors=True)  # a first backfill is a first backfill
     log = OUT / f"{tool}.log"
@@ -92,11 +98,12 @@ def measure(tool: str, spec: Spec, spec_path: Path, cold_reps: int, cold_backfil
     _, records = launch(tool, spec_path, log, "warm")
     samples = [r for r in records if "workload" in r]
     cannot = {r["workload"] for r in samples if "skipped" in r}
-    steps = [("b", spec.days + spec.reps_b + i) for i in range(cold_reps)]
-    steps += [("c", spec.days + spec.reps_b + cold_reps - 1)] * cold_reps
-    steps += [("e", spec.days + spec.reps_e + i) for i in range(cold_reps)]
-    steps += [("f", spec.snapshots + i) for i in range(min(cold_reps, spec.cold_snapshots))]
-    steps += [("a", 0)] * cold_backfills + [("d", 0)] * cold_d
+    reps = cold["reps"]
+    steps = [("b", spec.days + spec.reps_b + i) for i in range(reps)]
+    steps += [("c", spec.days + spec.reps_b + reps - 1)] * reps
+    steps += [("e", spec.days + spec.reps_e + i) for i in range(reps)]
+    steps += [("f", spec.snapshots + i) for i in range(min(cold["f"], spec.cold_snapshots))]
+    steps += [("a", 0)] * cold["a"] + [("d", 0)] * cold["d"]
     for workload, arg in [(w, a) for w, a in steps if w not in cannot]:
         print(f"# {tool}: cold {workload} {arg}", file=sys.stderr, flush=True)
         started, records = launch(tool, spec_path, log, "cold", workload, str(arg))
@@ -162,8 +169,9 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of every step")
     parser.add_argument("--rows", type=int)
-    parser.add_argument("--cold-reps", type=int, default=2, help="cold processes per daily step (b, c, e, f)")
-    parser.add_argument("--cold-backfills", type=int, default=1, help="cold processes per backfill a")
+    parser.add_argument("--cold-reps", type=int, default=1, help="cold processes per daily step (b, c, e)")
+    parser.add_argument("--cold-f", type=int, default=0, help="cold processes of an SCD2 snapshot (f; at most 3)")
+    parser.add_argument("--cold-backfills", type=int, default=0, help="cold processes per backfill a")
     parser.add_argument("--cold-d", type=int, default=0,
                         help="cold processes for d (365 jobs: its warm figure plus one start-up; 0 saves ~15 min)")
     args = parser.parse_args()
@@ -179,12 +187,15 @@ def main() -> None:
     spec_path = Path(spec.work) / "spec.json"
     spec.save(spec_path)
     began = time.time()
-    found = {t: versions(t, spec_path) for t in tools}  # installs the peers first: a failed install stops here
+    with ThreadPoolExecutor() as pool:  # the peers' installs wait on the network: side by side
+        list(pool.map(python_of, tools))  # first: a failed install stops the run here
+    found = {t: versions(t, spec_path) for t in tools}
     print("# generating data", file=sys.stderr, flush=True)
     with (OUT / "generate.log").open("w") as log:
         subprocess.run([sys.executable, str(PEERS / "generate.py"), "--spec", str(spec_path)], check=True,
                        stdout=subprocess.DEVNULL, stderr=log)
-    samples = [s for t in tools for s in measure(t, spec, spec_path, args.cold_reps, args.cold_backfills, args.cold_d)]
+    cold = {"reps": args.cold_reps, "f": args.cold_f, "a": args.cold_backfills, "d": args.cold_d}
+    samples = [s for t in tools for s in measure(t, spec, spec_path, cold)]
     result = medians(samples)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (OUT / f"compare-{stamp}.json").write_text(json.dumps({"spec": asdict(spec), "versions": found,

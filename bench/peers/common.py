@@ -35,14 +35,14 @@ class Spec:
     days: int = 365             # backfill window: days [0, days)
     extra_days: int = 40        # days after the window, one per (b)/(e) step
     chain: int = 50             # models in the chain (e)
-    chain_days: int = 30        # the chain starts this many days before the window ends (its backfill is set-up)
+    chain_days: int = 10        # the chain starts this many days before the window ends (its backfill is set-up)
     keys: int = 1_000_000       # SCD2 keys (f)
     snapshots: int = 30         # SCD2 snapshots timed in the warm process; cold steps take the next ones
     cold_snapshots: int = 3
     change_pct: int = 1         # % of keys whose price changes per snapshot
     shuffle_partitions: int = 4
     driver_memory: str = "6g"
-    reps_a: int = 2             # warm repetitions per workload (cold ones: see compare.py)
+    reps_a: int = 1             # warm repetitions per workload (cold ones: see compare.py)
     reps_b: int = 3
     reps_c: int = 10
     reps_d: int = 1

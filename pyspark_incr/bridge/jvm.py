@@ -14,3 +14,17 @@ def shim_class(spark: Any, name: str) -> Any:
     if found is None:
         found = _classes[key] = getattr(spark._jvm.pysparkincr, name)
     return found
+
+
+def app_id(spark: Any) -> str:
+    """The Spark application's id, asked of the JVM once per SparkContext (each ask costs two round trips).
+
+    >>> sc = type("SparkContext", (), {"applicationId": "local-1"})()
+    >>> app_id(type("Spark", (), {"sparkContext": sc})())
+    'local-1'
+    """
+    sc = spark.sparkContext
+    found = getattr(sc, "_incr_app_id", None)
+    if found is None:
+        found = sc._incr_app_id = str(sc.applicationId)
+    return found

@@ -17,9 +17,12 @@ in order, exactly as a sequential scheduler would.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+from pyspark_incr.bridge.jvm import shim_class
 
 T = TypeVar("T")
 
@@ -98,12 +101,9 @@ def spark_job(spark: Any, group: str, description: str, pool: str = INCR_POOL) -
     except Exception:  # noqa: BLE001 - no SparkContext here (Spark Connect client): nothing to label
         yield
         return
-    labels = {POOL: pool, GROUP: group, DESCRIPTION: description}
-    before = {key: sc.getLocalProperty(key) for key in labels}
-    for key, value in labels.items():
-        sc.setLocalProperty(key, value)
+    swap = shim_class(spark, "JobLabels").swap  # one round trip each way, not one per property
+    before = swap(sc._jsc, json.dumps({POOL: pool, GROUP: group, DESCRIPTION: description}))
     try:
         yield
     finally:
-        for key, value in before.items():
-            sc.setLocalProperty(key, value)
+        swap(sc._jsc, before)

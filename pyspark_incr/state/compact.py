@@ -33,6 +33,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyspark_incr.bridge.jvm import app_id
 from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
@@ -65,7 +66,7 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     done = {}
     for table in t.ALL_TABLES:
         listed = data_files(spark, schema, table.name)
-        key = (str(spark.sparkContext.applicationId), schema, table.name)
+        key = (app_id(spark), schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
         if len(listed) >= limit and len(listed) >= _left.get(key, 0) + limit // 2:
             done[table.name] = compact(spark, schema, table, listed)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from pyspark_incr.bridge.jvm import app_id
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -66,7 +67,7 @@ class StateStore:
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
-        key = (str(self.spark.sparkContext.applicationId), self.schema)
+        key = (app_id(self.spark), self.schema)
         if key in _ensured:
             return
         quoted = "`" + self.schema.replace("`", "``") + "`"
@@ -110,7 +111,7 @@ class StateStore:
 
     def _forget(self) -> None:
         """Drop what this application remembers of the schema's tables."""
-        app = str(self.spark.sparkContext.applicationId)
+        app = app_id(self.spark)
         _ensured.discard((app, self.schema))
         for key in [k for k in (*_locations, *_file_caches) if k[:2] == (app, self.schema)]:
             _locations.pop(key, None)
@@ -220,7 +221,7 @@ def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> 
 
 def file_cache(spark: Any, schema: str, table: t.StateTable) -> files.FileCache:
     """This application's cache of ``table``'s file rows."""
-    key = (str(spark.sparkContext.applicationId), schema, table.name)
+    key = (app_id(spark), schema, table.name)
     cache = _file_caches.get(key)
     if cache is None:
         cache = _file_caches.setdefault(key, files.FileCache(table.schema))
@@ -232,7 +233,7 @@ def table_location(spark: Any, schema: str, name: str) -> Any:
 
     Asked of the metastore once per application: a state table does not move.
     """
-    key = (str(spark.sparkContext.applicationId), schema, name)
+    key = (app_id(spark), schema, name)
     if key not in _locations:
         try:
             jvm = spark._jvm
@@ -257,7 +258,7 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     except Exception:  # noqa: BLE001 - without a version the caller simply reads the table
         listed = None
     if listed is None:
-        _locations.pop((str(spark.sparkContext.applicationId), schema, name), None)
+        _locations.pop((app_id(spark), schema, name), None)
         return None
     return len(listed), sum(listed.values()), hash(frozenset(listed))
 

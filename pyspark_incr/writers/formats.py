@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr.bridge.jvm import shim_class
+from pyspark_incr.bridge.jvm import app_id, shim_class
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model
 
@@ -47,7 +47,7 @@ def create_using(model: Model) -> str:
 
 def delta_available(spark: Any) -> bool:
     """True when Delta Lake's classes are on this Spark driver's classpath."""
-    app = str(spark.sparkContext.applicationId)
+    app = app_id(spark)
     if app not in _available:
         try:
             spark._jvm.java.lang.Class.forName(_DELTA_CLASS)
