@@ -44,3 +44,24 @@ def test_a_workload_a_contender_cannot_run_is_marked_not_applicable():
 
     row = next(line for line in table.splitlines() if line.startswith("| f:"))
     assert row.split(" | ")[1:] == ["500 ms", "n/a", "- |"]
+
+
+def _common():
+    spec = importlib.util.spec_from_file_location("bench_common", BENCH / "peers" / "common.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_common"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_expected_scd2_versions_match_the_generated_snapshots(spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    common = _common()
+    spec = common.Spec(work=str(tmp_path), rows=20, days=2, extra_days=0, keys=1_234, snapshots=3, cold_snapshots=2)
+    common.generate(spark, spec)
+    items = spark.read.parquet(str(spec.data / "items"))
+
+    for snapshot in range(spec.snapshots + spec.cold_snapshots):
+        seen = items.where(F.col("snap") <= snapshot).select("item_id", "price").distinct().count()
+        assert common.expected_rows(spark, spec, "f", snapshot) == seen

@@ -185,9 +185,22 @@ def expected_rows(spark, spec: Spec, workload: str, newest: int) -> int:
     if workload == "e":
         return spark.sql(f"SELECT count(DISTINCT ds, pmod(user_id, 100)) FROM src.events "
                          f"WHERE ds >= DATE '{chain_start(spec)}' AND ds < DATE '{end}'").first()[0]
-    if workload == "f":  # a key's price only rises, so versions = distinct (key, price) seen so far
-        return spark.sql(f"SELECT count(DISTINCT item_id, price) FROM src.item_snapshots WHERE snap <= {newest}").first()[0]
+    if workload == "f":  # one version per key, plus one per price change since (counting them scans 30M rows)
+        return spec.keys + sum(changed_keys(spec, k) for k in range(1, newest + 1))
     raise ValueError(workload)
+
+
+def changed_keys(spec: Spec, snapshot: int) -> int:
+    """Keys whose price changes at ``snapshot``: those with ``id % P == -snapshot mod P`` (see :func:`generate`).
+
+    >>> changed_keys(Spec(work="", keys=250, change_pct=1), 1)  # ids 99 and 199
+    2
+    >>> changed_keys(Spec(work="", keys=250, change_pct=1), 100)  # ids 0, 100 and 200
+    3
+    """
+    period = 100 // spec.change_pct
+    residue = -snapshot % period
+    return spec.keys // period + (1 if residue < spec.keys % period else 0)
 
 
 # --------------------------------------------------------------------------- the models, in words every tool can take

@@ -31,7 +31,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from pyspark_incr.writers import formats, generations, partitions, scd2_sql
+from pyspark_incr.writers import formats, generations, partitions, scd2_sql, tables
 from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
@@ -102,9 +102,10 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
 
     The new version is the old rows, minus the open rows of the keys that close, plus the changes.
     """
+    if not parts:
+        return _rewrite_table(ctx, spec, changes)
     spark = ctx.spark
     table = spark.table(ctx.table_sql)
-    columns = [quoted(c) for c in table.columns]
     # Computed once: counted, scanned for the partitions it touches, then written.
     changed = ctx.dataframe(changes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -112,16 +113,9 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
         if not written:
             return 0  # nothing changed: the table keeps its files
         closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
-        old, touched = table, set()
-        if parts:
-            touched = _touched(changed, closing, parts, spec)
-            old = table.filter(F.expr(partitions.partition_filter([dict(p) for p in touched], parts).sql("spark")))
-        keys = closing.select(*[F.col(quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
-        replaced = reduce(lambda a, b: a & b, [old[quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
-                                                for i, k in enumerate(spec.unique_key)])
-        kept = old.join(keys, old[quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
-        new = kept.unionByName(changed.select(*columns))
-        staged = generations.stage(spark, ctx.table, new, parts, formats.storage(ctx.model))
+        touched = _touched(changed, closing, parts, spec)
+        old = table.filter(F.expr(partitions.partition_filter([dict(p) for p in touched], parts).sql("spark")))
+        staged = generations.stage(spark, ctx.table, _next_version(old, changed, spec), parts, formats.storage(ctx.model))
         try:
             emptied = [dict(p) for p in touched - set(staged.partitions)]
             generations.publish(spark, ctx.table, staged, parts, emptied)
@@ -131,6 +125,45 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
         return written
     finally:
         changed.unpersist()
+
+
+def _rewrite_table(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query) -> int:
+    """An unpartitioned table's next version in one Spark job, the changes counted as the write consumes them.
+
+    Nothing to scan for touched partitions, so the changes need not be computed (and cached) before
+    the write: that pass cost as much as the write. A run that changed nothing drops what it staged,
+    so the table keeps its files.
+    """
+    spark = ctx.spark
+    staged = None
+    try:
+        table, changed = spark.table(ctx.table_sql), ctx.dataframe(changes)
+        # Counted on the side that adds the changes only: an observation may appear once in a plan.
+        added, rows = tables.counted(changed.select(*[quoted(c) for c in table.columns]))
+        staged = generations.stage(spark, ctx.table, _next_version(table, changed, spec, added), (),
+                                   formats.storage(ctx.model))
+        written = rows()
+        if written:
+            generations.publish(spark, ctx.table, staged, ())
+            return written
+        generations.discard(spark, staged)
+        return 0
+    except BaseException:
+        if staged is not None:
+            generations.discard(spark, staged)
+        raise
+
+
+def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec, added: Any = None) -> Any:
+    """``old`` without the open rows of the keys ``changed`` closes, plus the changes: ``added`` when given
+    (``changed`` in ``old``'s columns, e.g. counted), else ``changed`` itself."""
+    columns = [quoted(c) for c in old.columns]
+    closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
+    keys = closing.select(*[F.col(quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
+    replaced = reduce(lambda a, b: a & b, [old[quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
+                                            for i, k in enumerate(spec.unique_key)])
+    kept = old.join(keys, old[quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
+    return kept.unionByName(changed.select(*columns) if added is None else added)
 
 
 def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_sql.Scd2Spec) -> set[tuple]:
