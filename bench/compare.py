@@ -30,6 +30,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
+from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,12 +60,16 @@ def python_of(tool: str) -> str:
         return sys.executable
     venv = OUT / "venvs" / tool
     requirements = PEERS / f"requirements-{tool}.txt"
-    stamp = venv / f".installed-{hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]}"
+    spark = version("pyspark")  # every contender on the same Spark: ours, whatever the peer's pins say
+    stamp = venv / f".installed-{hashlib.sha256(requirements.read_bytes() + spark.encode()).hexdigest()[:16]}"
     if not stamp.exists():
         print(f"# installing {tool} into {venv} ...", file=sys.stderr, flush=True)
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(requirements)], check=True)
+        pins = [line for line in requirements.read_text().splitlines() if not line.startswith("pyspark==")]
+        wanted = venv / "requirements.txt"
+        wanted.write_text("\n".join([*pins, f"pyspark=={spark}", ""]))
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(wanted)], check=True)
         stamp.touch()
     return str(venv / "bin" / "python")
 
