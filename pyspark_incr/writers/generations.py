@@ -9,7 +9,8 @@ then points the catalog at it in one call:
 
 - partitioned tables: one ``alterPartitions`` over every touched partition
   (partitions the generation adds are first created pointing at an empty
-  directory, which shows no rows), a single metastore transaction;
+  directory, which shows no rows), a single metastore transaction; a generation
+  that only adds partitions is added at its place by one ``createPartitions``;
 - unpartitioned tables: ``ALTER TABLE ... SET LOCATION``.
 
 A crash before that call leaves the old version intact and an orphaned staging

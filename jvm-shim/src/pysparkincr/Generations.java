@@ -27,9 +27,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * catalog is pointed at them in one call, so readers see the old version or the new one, never a
  * mix, and a crash before the call leaves the old version untouched.
  *
- * <p>Partitions the new generation adds are first created pointing at an empty directory (invisible
- * to readers: no rows), so the one {@code alterPartitions} call switches every touched partition at
- * once. That call is a single metastore transaction in the Hive catalog.
+ * <p>When the generation also replaces partitions, those it adds are first created pointing at an
+ * empty directory (invisible to readers: no rows), so the one {@code alterPartitions} call switches
+ * every touched partition at once. When it only adds partitions, one {@code createPartitions} adds
+ * them at their place. Either call is a single metastore transaction in the Hive catalog.
  */
 public final class Generations {
   private static final String GEN_PREFIX = "_incr_gen_";
