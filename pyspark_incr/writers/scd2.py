@@ -14,7 +14,7 @@ for a new table, the catalog's for an existing one):
   partitions the changes touch -- is staged as a new generation and published in
   one catalog call (:mod:`generations`). Untouched partitions keep their files; a
   failure before the publish leaves the previous version whole. A run that
-  changes nothing writes nothing.
+  changes nothing leaves the table's files as they were.
 - Delta: one ``MERGE INTO`` that closes and inserts exactly the changed keys.
 """
 

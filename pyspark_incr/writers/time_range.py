@@ -31,6 +31,7 @@ from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 DAY_MS = 86_400_000
 
+
 @register
 class TimeRangeWriter(TableWriter):
     kind: ClassVar[str] = "INCREMENTAL_BY_TIME_RANGE"
