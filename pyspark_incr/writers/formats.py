@@ -60,7 +60,7 @@ def delta_available(spark: Any) -> bool:
 def existing(spark: Any, table: exp.Table) -> str | None:
     """The format of ``table`` as the catalog records it (its provider), or None when it does not exist."""
     found = shim_class(spark, "Generations").provider(spark._jsparkSession, table.db, table.name)
-    return None if found is None else (str(found) or None)
+    return None if found is None else str(found)
 
 
 def of_table(spark: Any, model: Model, table: exp.Table, rebuild: bool) -> str:

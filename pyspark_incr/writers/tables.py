@@ -36,7 +36,7 @@ def exists(spark: Any, table: exp.Table) -> bool:
 def names_in(spark: Any, schema: str) -> set[str]:
     """Lowercased names of the tables and views in ``schema`` (empty when it does not exist)."""
     found = shim_class(spark, "Generations").tableNames(spark._jsparkSession, schema)
-    return {name.lower() for name in found.splitlines()} if found is not None else set()
+    return {name.lower() for name in found.splitlines()}
 
 
 def is_view(spark: Any, table: exp.Table) -> bool:

@@ -22,15 +22,13 @@ from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.intervals.units import IntervalUnit
 from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, QUERY_ALIAS, output_filter
 from pyspark_incr.writers import formats, generations, partitions, tables
 from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
-
-DAY_MS = 86_400_000
-
 
 @register
 class TimeRangeWriter(TableWriter):
@@ -126,9 +124,10 @@ def days_in(interval: Interval) -> list[str]:
     >>> days_in(Interval(to_ms("2024-02-28 06:00:00"), to_ms("2024-03-02")))
     ['2024-02-29', '2024-03-01']
     """
-    first = -(-interval.start // DAY_MS) * DAY_MS
+    day = IntervalUnit.DAY
     return [datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
-            for ms in range(first, interval.end, DAY_MS)]
+            for ms in range(day.ceil(interval.start), interval.end, day.approx_ms)]
+
 
 def time_condition(time_column: str, interval: Interval, spark_type: str, fmt: str | None) -> exp.Expression:
     """``time_column`` in ``interval``, over the table's own columns (what a Delta REPLACE WHERE replaces).

@@ -250,13 +250,13 @@ public final class Generations {
     return session.sessionState().catalog().getTableMetadata(ident).location().toString();
   }
 
-  /** The table's provider (its format) lowercased, "" when the catalog records none, null when it does not exist. */
+  /** The table's provider (its format) lowercased; null when the catalog records none or the table does not exist. */
   public static String provider(SparkSession session, String db, String table) throws Exception {
     SessionCatalog catalog = session.sessionState().catalog();
     TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
     if (!catalog.tableExists(ident)) return null;
     Option<String> provider = catalog.getTableMetadata(ident).provider();
-    return provider.isDefined() ? provider.get().toLowerCase(java.util.Locale.ROOT) : "";
+    return provider.isDefined() ? provider.get().toLowerCase(java.util.Locale.ROOT) : null;
   }
 
   /**
