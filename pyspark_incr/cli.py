@@ -26,9 +26,20 @@ def default_home() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
-    if args.command != "spark-sql" and extra:
+    if args.command not in _PASSTHROUGH and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args.handler(args, extra)
+    from pyspark.errors import PySparkException
+
+    try:
+        return args.handler(args, extra)
+    except PySparkException as e:  # a CALL failed: its message names the fault and the fix; no traceback
+        print(f"pyspark-incr: {_first_lines(str(e))}", file=sys.stderr)
+        return 1
+
+
+def _first_lines(message: str) -> str:
+    """The message without the JVM stack trace pyspark may append to it."""
+    return message.split("\n\nJVM stacktrace:", 1)[0].strip()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,10 +66,33 @@ def _parser() -> argparse.ArgumentParser:
                            help="rebuild a model the safety check refuses whole, in one job, instead of failing")
         if name in ("apply", "run"):
             p.add_argument("--concurrency", type=int, default=None, help="models built at once (default 4)")
-        p.set_defaults(handler=_procedure)
+        if name == "status":
+            p.add_argument("--png", type=Path, default=None, help="also draw the coverage into this PNG file "
+                                                                    "(needs pip install 'pyspark-incr[plot]')")
+            p.add_argument("--json", type=Path, default=None, help="also save the status rows to this JSON file")
+            p.add_argument("--table", action="store_true", help="also print the rows of CALL incr.status")
+        p.set_defaults(handler=_status if name == "status" else _procedure)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
+    for name, what in (("thrift-server", "Thrift JDBC/ODBC server (beeline, JDBC tools, PyHive)"),
+                       ("connect-server", "Spark Connect server")):
+        server = sub.add_parser(name, help=f"pyspark's {what} with the plugin, in the foreground; "
+                                           "other arguments pass through")
+        server.add_argument("--port", type=int, default=None, help=f"default {_default_port(name)}")
+        server.add_argument("--host", default="localhost",
+                            help="address to bind (default localhost; 0.0.0.0 for every interface)")
+        server.set_defaults(handler=_server)
     return parser
+
+
+#: Subcommands whose unknown arguments go on to Spark rather than being refused.
+_PASSTHROUGH = {"spark-sql", "thrift-server", "connect-server"}
+
+
+def _default_port(kind: str) -> int:
+    from pyspark_incr.bridge.servers import SERVERS
+
+    return SERVERS[kind].default_port
 
 
 def _session(args: argparse.Namespace) -> Any:
@@ -108,23 +142,23 @@ def _demo(args: argparse.Namespace, _: list[str]) -> int:
 @contextmanager
 def _progress_bar() -> Iterator[None]:
     """A progress bar fed by the executor's events while a CALL runs in this process."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from pyspark_incr.cli_progress import progress_bar
 
-    from pyspark_incr.run import progress
+    with progress_bar():
+        yield
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   transient=True)
-    task = bar.add_task("building", total=None)
 
-    def update(event: progress.Event) -> None:
-        bar.update(task, total=event.total, completed=event.done, description=event.result.model)
+def _status(args: argparse.Namespace, _: list[str]) -> int:
+    """The coverage timeline (``pyspark_incr.cli_status``); bad flags fail before Spark starts."""
+    from pyspark_incr.cli_status import precheck, status_command
+    from pyspark_incr.errors import IncrError
 
-    unsubscribe = progress.subscribe(update)
-    with bar:
-        try:
-            yield
-        finally:
-            unsubscribe()
+    try:
+        precheck(args)
+    except IncrError as e:
+        print(f"pyspark-incr status: {e}", file=sys.stderr)
+        return 2
+    return status_command(_session(args), args)
 
 
 def _title(statement: str) -> str:
@@ -156,6 +190,16 @@ def _spark_sql(args: argparse.Namespace, extra: list[str]) -> int:
     home = args.home or default_home()
     home.mkdir(parents=True, exist_ok=True)
     argv = spark_sql_command(home, extra)
+    os.execvp(argv[0], argv)
+    return 0  # not reached
+
+
+def _server(args: argparse.Namespace, extra: list[str]) -> int:
+    from pyspark_incr.bridge.servers import server_command
+
+    home = args.home or default_home()
+    home.mkdir(parents=True, exist_ok=True)
+    argv = server_command(args.command, home, port=args.port, host=args.host, args=extra)
     os.execvp(argv[0], argv)
     return 0  # not reached
 

@@ -21,12 +21,14 @@ LOCK_LEASE = "spark.incr.lockLease"
 
 #: Stop starting batches once one fails (the rest of the run is reported skipped); default false.
 FAIL_FAST = "spark.incr.failFast"
+#: Once apply, run or restate has finished and recorded state, raise if a batch failed (for jobs); default false.
+RAISE_ON_FAILURE = "spark.incr.raiseOnFailure"
 #: A state table holding this many data files is compacted by the next call that writes state.
 STATE_COMPACT_FILES = "spark.incr.stateCompactFiles"
 
 _DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4",
              LOCK_TIMEOUT: "60", LOCK_LEASE: "300",
-             STATE_COMPACT_FILES: "100", FAIL_FAST: "false"}
+             STATE_COMPACT_FILES: "100", FAIL_FAST: "false", RAISE_ON_FAILURE: "false"}
 
 
 def setting(spark: Any, key: str) -> str:

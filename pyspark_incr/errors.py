@@ -44,6 +44,10 @@ class DuplicateKeyError(ModelQueryError):
     """A unique-key model's batch produced two rows for one key; nothing of the batch is written."""
 
 
+class BatchesFailed(IncrError):
+    """``raise_on_failure``: a call finished and recorded its state, and some of its steps failed."""
+
+
 class LockTimeout(IncrError):
     """Another call held a lock on what this call writes for longer than ``spark.incr.lockTimeout``."""
 

@@ -49,6 +49,18 @@ def test_restating_a_day_rebuilds_it_in_the_model_and_everything_downstream_and_
     assert spark.table(total).collect()[0].total == 62
 
 
+def test_restate_builds_only_its_range_and_leaves_later_missing_intervals_to_run(spark, isolated, chain):
+    _, daily, child, _ = chain
+    later = "2024-01-06 00:00:00"  # 2024-01-04 and -05 are now missing, outside the restated day
+
+    results = _call(spark, "restate", model=daily, start="2024-01-02", end="2024-01-02", execution_time=later)
+
+    built = sorted((r.model, str(r.start)[:10], str(r.end)[:10]) for r in results if r.model in (daily, child))
+    assert built == [(child, "2024-01-02", "2024-01-03"), (daily, "2024-01-02", "2024-01-03")]
+    ran = {r.model for r in _call(spark, "run", execution_time=later) if r.status == "ok"}
+    assert {daily, child} <= ran
+
+
 def test_plan_and_apply_with_restate_show_and_build_the_restated_intervals(spark, isolated, chain):
     _, daily, child, _ = chain
 

@@ -4,7 +4,8 @@ Three entry points because there are three situations: a session about to be
 built (:func:`configure_spark_with_incr`, like delta's
 ``configure_spark_with_delta_pip``), a session already running in a notebook
 (:func:`attach`), and a SQL-only JVM with no Python of its own
-(:func:`spark_sql_command`, where the shim starts the worker itself).
+(:func:`plugin_submit_command`: spark-sql, the Thrift and the Connect servers,
+where the shim starts the worker itself).
 """
 
 from __future__ import annotations
@@ -46,18 +47,23 @@ def configure_spark_with_incr(builder: SparkSession.Builder) -> SparkSession.Bui
     return builder
 
 
-def attach(spark: SparkSession) -> SparkSession:
+def attach(spark: SparkSession, *, env: str | None = None) -> SparkSession:
     """Make ``CALL incr.*`` work in ``spark`` now, served by this Python process. Idempotent.
 
     Works on a session whose JVM never heard of the shim: the jar is added to the
     driver's class loader and the catalog declared at runtime, for this session and
     (through the SparkContext's conf) for sessions created later.
+
+    ``env`` sets ``spark.incr.defaultEnv`` for this session only: CALLs without
+    ``env`` then plan, apply and run there. Inside IPython or Jupyter, a cell ending
+    with a CALL shows the procedure's rows as a table (see ``bridge/notebook.py``).
     """
     if not hasattr(spark, "_jsparkSession"):
         raise BridgeError(
-            "pyspark-incr: attach() needs a classic (non Spark Connect) session. For Spark Connect, "
-            f"start the server with the shim: --driver-class-path {shim_jar()} "
-            f"--conf spark.sql.extensions={EXTENSIONS_CLASS}"
+            "pyspark-incr: attach() needs a classic (non Spark Connect) session; a Spark Connect session "
+            "needs no attach, the server serves CALL incr.*: start it with `pyspark-incr connect-server` "
+            "(then SparkSession.builder.remote('sc://localhost:15002')), or start your own Connect server with "
+            f"--driver-class-path {shim_jar()} --conf spark.sql.extensions={EXTENSIONS_CLASS}"
         )
     bridge = _bridge_class(spark)
     if spark.conf.get(CATALOG_CONF, None) is None:
@@ -65,6 +71,15 @@ def attach(spark: SparkSession) -> SparkSession:
         spark.sparkContext._jsc.sc().conf().setIfMissing(CATALOG_CONF, CATALOG_CLASS)
     if not bridge.hasInProcessHandler():
         register_handler(spark)
+    if env is not None:
+        from pyspark_incr.config import DEFAULT_ENV
+        from pyspark_incr.plan.environment import check_env
+
+        # the session's conf, never the SparkContext's: no other session inherits it
+        spark.conf.set(DEFAULT_ENV, check_env(env))
+    from pyspark_incr.bridge.notebook import show_procedure_results_as_tables
+
+    show_procedure_results_as_tables()
     return spark
 
 
@@ -161,9 +176,21 @@ def embedded_session(home: Path | str) -> SparkSession:
     return embedded_builder(home).getOrCreate()
 
 
-def spark_sql_command(home: Path | str, args: list[str]) -> list[str]:
-    """argv running pyspark's own ``bin/spark-sql`` on the embedded ``home`` with the plugin.
+SPARK_SQL_CLASS = "org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver"
 
+
+def spark_sql_command(home: Path | str, args: list[str]) -> list[str]:
+    """argv running pyspark's own spark-sql (``SparkSQLCLIDriver``) on the embedded ``home`` with the plugin."""
+    return plugin_submit_command(home, SPARK_SQL_CLASS, args)
+
+
+def plugin_submit_command(home: Path | str, main_class: str, args: list[str]) -> list[str]:
+    """argv running ``bin/spark-submit --class main_class`` on the embedded ``home`` with the plugin.
+
+    The one launcher of the SQL-only JVMs (spark-sql, the Thrift and Connect
+    servers): spark-submit knows their main classes, supplies their primary
+    resource (``spark-internal``) and passes arguments it does not know on to
+    them, so ``args`` may mix spark-submit options with the program's own.
     The environment rides in the argv (``env``) so the JVM-launched worker runs
     this very Python and finds this very ``pyspark_incr``.
     """
@@ -180,8 +207,9 @@ def spark_sql_command(home: Path | str, args: list[str]) -> list[str]:
         CATALOG_CONF: CATALOG_CLASS,
         PYTHON_CONF: sys.executable,
     }
-    argv = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", str(spark_home / "bin" / "spark-sql")]
-    argv += ["--driver-class-path", str(shim_jar())]
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", str(spark_home / "bin" / "spark-submit")]
+    # --class first: only then does spark-submit hand the options it does not know to the program.
+    argv += ["--class", main_class, "--driver-class-path", str(shim_jar())]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     return argv + list(args)

@@ -33,6 +33,7 @@ def main() -> None:
     load_procedures()
     # SQL-only clients see progress in the server log: the JVM forwards our stderr.
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every round trip at INFO
     ensure_callback_server_started(gateway)
     jvm.pysparkincr.Bridge.registerWorker(Handler())
     sys.stdin.buffer.read()  # EOF: the JVM is gone

@@ -74,6 +74,8 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None, r
     known = {n: e.parsed() for n, e in current.items()}
     context = _Context(store, env, window, known, current)
     context.restate(restate, span)
+    # incr.restate builds what it restates, not every interval missing up to now: that is incr.run's job
+    context.only_restated = bool(restate)
     chosen = select_models(known, pattern) if not restate else set(context.restatement.ranges)
     return context.plan([context.model_plan(m, current[m.name], current[m.name].source, applied=True)
                          for m in topological(known.values()) if m.name in chosen])
@@ -100,6 +102,8 @@ class _Context:
         #: Models planned so far whose data this plan changes (rebuilt, given batches, or reading such a model).
         self._changing: set[str] = set()
         self.restatement = Restatement()
+        #: Build nothing of a restated model outside its restated range (incr.restate; incr.plan backfills too).
+        self.only_restated = False
 
     def restate(self, selector: str | None, span: Interval | None = None) -> None:
         """Restate ``selector``'s models (and the incremental models reading them) over ``span``
@@ -216,6 +220,8 @@ class _Context:
         elif plan.name in self.restatement.skipped:
             plan = replace(plan, reason=_join(plan.reason, self.restatement.skipped[plan.name]))
         allowed = IntervalSet([restriction(model, window)])
+        if restated is not None and self.only_restated:
+            allowed = allowed.intersection(restated)
         missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
         plan = replace(plan, expected=expected, missing=missing, built=built)
         if missing and model.kind.time_sliced:

@@ -9,8 +9,9 @@ from typing import Any
 from pyspark_incr.config import CONCURRENCY as CONCURRENCY_CONF
 from pyspark_incr.config import DEFAULT_ENV, setting
 from pyspark_incr.config import FAIL_FAST as FAIL_FAST_CONF
+from pyspark_incr.config import RAISE_ON_FAILURE as RAISE_ON_FAILURE_CONF
 from pyspark_incr.intervals.ranges import Interval
-from pyspark_incr.errors import ArgumentError
+from pyspark_incr.errors import ArgumentError, BatchesFailed
 from pyspark_incr.intervals.times import is_date_only, to_datetime, to_end_ms, to_ms
 from pyspark_incr.plan.environment import check_env
 from pyspark_incr.plan.window import Window
@@ -60,6 +61,12 @@ FAIL_FAST = Param(
     "Stop at the first failed batch: batches and models not started yet are reported skipped and stay "
     "missing (default: the session's spark.incr.failFast, else false: independent models go on).",
 )
+RAISE_ON_FAILURE = Param(
+    "raise_on_failure", "boolean",
+    "Once every step has finished (or fail_fast stopped the call) and state is recorded, fail the call with "
+    "an error listing each failed step, so a scheduled job exits non-zero (default: the session's "
+    "spark.incr.raiseOnFailure, else false: failures are result rows only).",
+)
 IGNORE_CRON = Param("ignore_cron", "boolean", "Run every complete missing interval, even if the cron has not ticked yet.", default=False)
 
 BATCH_OUTPUT = (
@@ -78,7 +85,17 @@ BATCH_OUTPUT = (
 
 
 def env_arg(spark: Any, env: str | None) -> str:
-    return check_env(env or setting(spark, DEFAULT_ENV))
+    """The environment of a call: the argument, else the session's spark.incr.defaultEnv, else prod."""
+    if env:
+        return check_env(env)
+    configured = setting(spark, DEFAULT_ENV)
+    try:
+        return check_env(configured)
+    except ArgumentError:
+        raise ArgumentError(
+            f"spark conf {DEFAULT_ENV} is {configured!r}, not a valid environment name; set it to letters, digits "
+            "and underscores starting with a letter (SET spark.incr.defaultEnv=dev), or pass env"
+        ) from None
 
 
 def concurrency_arg(spark: Any, value: int | None, configured: str | None = None) -> int:
@@ -100,12 +117,51 @@ def concurrency_arg(spark: Any, value: int | None, configured: str | None = None
 
 def fail_fast_arg(spark: Any, value: bool | None) -> bool:
     """Whether the first failed batch stops the call: the argument, else the session's spark.incr.failFast."""
+    return _flag_arg(spark, value, FAIL_FAST_CONF)
+
+
+def raise_on_failure_arg(spark: Any, value: bool | None) -> bool:
+    """Whether a failed step fails the call: the argument, else the session's spark.incr.raiseOnFailure."""
+    return _flag_arg(spark, value, RAISE_ON_FAILURE_CONF)
+
+
+def _flag_arg(spark: Any, value: bool | None, key: str) -> bool:
     if value is not None:
         return bool(value)
-    raw = setting(spark, FAIL_FAST_CONF).strip().lower()
+    raw = setting(spark, key).strip().lower()
     if raw not in ("true", "false"):
-        raise ArgumentError(f"spark conf {FAIL_FAST_CONF} is {raw!r}; set it to true or false")
+        raise ArgumentError(f"spark conf {key} is {raw!r}; set it to true or false")
     return raw == "true"
+
+
+#: Characters of each failed step's message kept in a raise_on_failure error (Spark's can be pages long).
+_MESSAGE_CHARS = 400
+
+
+def raise_failures(procedure: str, env: str, results: list, state_schema: str) -> None:
+    """Raise :class:`BatchesFailed` naming every failed step of ``results``; nothing when none failed.
+
+    Called after the executor returned, so whatever succeeded is committed and every step's row is
+    already in the ``runs`` state table.
+    """
+    failed = [r for r in results if r.status == "failed"]
+    if not failed:
+        return
+    skipped = sum(1 for r in results if r.status == "skipped")
+    steps = []
+    for r in failed:
+        where = f" [{_stamp(r.interval.start)}, {_stamp(r.interval.end)})" if r.interval else ""
+        message = " ".join((r.message or "no message").split())
+        if len(message) > _MESSAGE_CHARS:
+            message = message[:_MESSAGE_CHARS] + "..."
+        steps.append(f"model {r.model}{where}: {message}")
+    raise BatchesFailed(
+        f"incr.{procedure} in environment {env}: {len(failed)} step(s) failed"
+        f"{f', {skipped} skipped' if skipped else ''} (raise_on_failure): " + "; ".join(steps) + ". "
+        f"What ran is recorded: each step's row is in CALL incr.history() (table {state_schema}.runs), and the "
+        "failed intervals stay missing, so the next run builds them again. Fix the cause and run again; call "
+        "without raise_on_failure to get the result rows instead of an error."
+    )
 
 
 def window_arg(start: str | None, end: str | None, execution_time: str | None, ignore_cron: bool = False,
@@ -127,6 +183,10 @@ def window_arg(start: str | None, end: str | None, execution_time: str | None, i
             "give an end later than the start"
         )
     return window
+
+
+def _stamp(ms: int) -> str:
+    return to_datetime(ms).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def ts(ms: int | None) -> datetime | None:

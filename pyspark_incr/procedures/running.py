@@ -9,8 +9,9 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
-    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, IGNORE_CRON, PER_PARTITION, SELECT,
-    START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, ts, window_arg,
+    ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, IGNORE_CRON, PER_PARTITION,
+    RAISE_ON_FAILURE, SELECT, START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
+    raise_on_failure_arg, ts, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -23,19 +24,23 @@ from pyspark_incr.state.store import StateStore
     "The scheduled job: for the models an environment holds, build the complete missing intervals "
     "whose cron is due. One row per executed batch.",
     params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, ALLOW_DOWNGRADE, CONCURRENCY,
-            FAIL_FAST),
+            FAIL_FAST, RAISE_ON_FAILURE),
     output=BATCH_OUTPUT,
 )
 def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
         execution_time: str | None, ignore_cron: bool, per_partition: bool, allow_downgrade: bool,
-        concurrency: int | None, fail_fast: bool | None) -> list[tuple]:
+        concurrency: int | None, fail_fast: bool | None, raise_on_failure: bool | None = None) -> list[tuple]:
     limit, stop = concurrency_arg(spark, concurrency), fail_fast_arg(spark, fail_fast)
+    raising = raise_on_failure_arg(spark, raise_on_failure)
     store = StateStore(spark)
     window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window, select)
     replan = lambda: plan_run(StateStore(spark), env_name, window, select)  # noqa: E731
-    return batch_rows(guard.execute(spark, store, plan, replan, "run", limit, stop))
+    results = guard.execute(spark, store, plan, replan, "run", limit, stop)
+    if raising:
+        raise_failures("run", env_name, results, store.schema)
+    return batch_rows(results)
 
 
 @procedure(
@@ -49,13 +54,14 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
               required=True),
         Param("start", "string", "Start of the range (UTC, ISO; default: each model's start)."),
         Param("end", "string", "End of the range (UTC, ISO; a bare date means through that day; default: now)."),
-        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY, FAIL_FAST,
+        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY, FAIL_FAST, RAISE_ON_FAILURE,
     ),
     output=BATCH_OUTPUT,
 )
 def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
             execution_time: str | None, allow_downgrade: bool, concurrency: int | None,
-            fail_fast: bool | None) -> list[tuple]:
+            fail_fast: bool | None, raise_on_failure: bool | None = None) -> list[tuple]:
+    raising = raise_on_failure_arg(spark, raise_on_failure)
     span = Interval.between(to_ms(start, "start") if start else None, to_end_ms(end, "end") if end else None)
     if span.empty:
         raise ArgumentError(f"restate: start {start!r} is not before end {end!r}")
@@ -67,6 +73,8 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
     replan = lambda: plan_run(StateStore(spark), env_name, window, None, restate=model, span=span)  # noqa: E731
     results = guard.execute(spark, store, plan, replan, "restate", concurrency_arg(spark, concurrency),
                             fail_fast_arg(spark, fail_fast))
+    if raising:
+        raise_failures("restate", env_name, results, store.schema)
     skipped = sorted(plan.restatement.skipped.items())
     return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
 

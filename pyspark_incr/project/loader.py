@@ -40,6 +40,7 @@ def load(path: str | Path) -> Project:
     models: dict[str, Model] = {}
     files = [f for f in sorted(models_dir.rglob("*.sql"))
              if not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
+    _refuse_python_models(models_dir)
     defaults = dict(config.model_defaults)
     if config.settings.get("table_format"):
         defaults.setdefault("table_format", config.settings["table_format"].lower())
@@ -55,6 +56,17 @@ def load(path: str | Path) -> Project:
             )
         models[model.name] = with_content_hash(model)
     return Project(root, tuple(m for m in models.values() if m.enabled), config)
+
+
+def _refuse_python_models(models_dir: Path) -> None:
+    """Refuse SQLMesh Python models: skipping them would leave their readers without a parent."""
+    python = [f for f in sorted(models_dir.rglob("*.py")) if f.name != "__init__.py"
+              and not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
+    if python:
+        raise ModelDefinitionError(
+            f"{python[0]}: Python models are not supported (only SQL models, models/**/*.sql); "
+            "rewrite it as a SQL model, or build its table outside and declare it in external_models.yaml"
+        )
 
 
 def _is_dir(path: Path) -> bool:
