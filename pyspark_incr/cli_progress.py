@@ -1,9 +1,10 @@
 """The CLI's progress bar for long applies and runs, fed by ``pyspark_incr.run.progress`` events.
 
-The executor publishes one event per finished step (batch, view, drop), in the
-process whose handler serves the CALL: the CLI's own, since it runs Spark
-embedded. The bar shows steps done of the plan's total, the last finished step,
-the failures so far, elapsed time and an estimate of the time left. Each failed
+The executor publishes an event when the call and each batch start, and one per
+finished step (batch, view, drop), in the process whose handler serves the CALL:
+the CLI's own, since it runs Spark embedded. The bar shows steps done of the
+plan's total, the batch that started last, the failures so far, elapsed time and
+an estimate of the time left. Each failed
 step is also printed above the bar, so it stays on screen after the bar goes.
 """
 
@@ -36,12 +37,17 @@ class ProgressFeed:
             console=console,
             transient=True,
         )
-        # nothing is known until the first step finishes: planning, table creation and that step all come first
-        self.task = self.progress.add_task("starting", total=None, failed="", last="")
+        # "planning" until the executor's first event says how many steps the plan has
+        self.task = self.progress.add_task("planning", total=None, failed="", last="")
         self._failed = 0
 
-    def __call__(self, event: progress.Event) -> None:
-        """Advance to ``event``: step ``done`` of ``total`` finished with ``event.result``."""
+    def __call__(self, event: progress.Event | progress.Started) -> None:
+        """Advance to ``event``: the call or a batch started, or step ``done`` of ``total`` finished."""
+        if isinstance(event, progress.Started):
+            now = f"now: {event.model}{_span(event)}" if event.model else ""
+            self.progress.update(self.task, total=event.total, completed=event.done, description="building",
+                                 **({"last": now} if now else {}))
+            return
         r = event.result
         if r.status == "failed":
             self._failed += 1

@@ -227,7 +227,7 @@ def test_status_table_flag_also_prints_the_procedure_rows(spark, gapped):
 # --- the progress bar -------------------------------------------------------------------------------------------
 
 
-def test_progress_bar_advances_with_every_finished_step_and_reports_failures():
+def test_progress_bar_shows_the_running_batch_advances_with_every_finished_step_and_reports_failures():
     from rich.console import Console
 
     from pyspark_incr.cli_progress import progress_bar
@@ -244,12 +244,16 @@ def test_progress_bar_advances_with_every_finished_step_and_reports_failures():
     with progress_bar(console=console) as feed:
         [task] = feed.progress.tasks
         before = (task.description, task.total, task.completed)
+        progress.publish(progress.Started(0, 4))
+        progress.publish(progress.Started(0, 4, "db.daily", Interval(to_ms("2024-01-01"), to_ms("2024-01-02"))))
+        running = (task.description, task.total, task.fields["last"])
         progress.publish(step(1, 1))
         progress.publish(step(2, 2, "failed", "Table not found"))
         progress.publish(step(3, 3))
     progress.publish(step(4, 4))  # after the call: the bar no longer listens
 
-    assert before == ("starting", None, 0)
+    assert before == ("planning", None, 0)
+    assert running == ("building", 4, "now: db.daily [2024-01-01, 2024-01-02)")
     assert (task.total, task.completed, task.fields["failed"]) == (4, 3, "1 failed")
     assert task.fields["last"] == "last: db.daily [2024-01-03, 2024-01-04) ok"
     assert "failed db.daily [2024-01-02, 2024-01-03): Table not found" in console.file.getvalue()

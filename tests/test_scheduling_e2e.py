@@ -68,7 +68,11 @@ def test_each_finished_batch_is_reported_as_it_happens_with_n_of_total(spark, is
     finally:
         unsubscribe()
 
-    assert [(e.done, e.total, e.result.intervals) for e in events] == [(1, 3, 2), (2, 3, 2), (3, 3, 1)]
+    finished = [e for e in events if isinstance(e, progress.Event)]
+    assert [(e.done, e.total, e.result.intervals) for e in finished] == [(1, 3, 2), (2, 3, 2), (3, 3, 1)]
+    assert [(e.done, e.total, e.model, str(e.interval)) for e in events if isinstance(e, progress.Started)] == [
+        (0, 3, None, "None"), (0, 3, name, "[2024-01-01, 2024-01-03)"), (1, 3, name, "[2024-01-03, 2024-01-05)"),
+        (2, 3, name, "[2024-01-05, 2024-01-06)")]
     assert f"[1/3] {name} build [2024-01-01, 2024-01-03) ok, 2 rows in" in caplog.text
 
 

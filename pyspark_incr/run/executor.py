@@ -74,6 +74,7 @@ class Executor:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
         safety.check(self.plan.models)  # a refused model fails the call before anything is written
         by_name = {m.name: m for m in self.plan.models}
+        progress.publish(progress.Started(0, self._total))
         lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
         self._promote([self._replanned.get(m.name, m) for m in self.plan.models
                        if m.change != REMOVED and self._promotable(m)])
@@ -164,6 +165,7 @@ class Executor:
             self._fail(mp)
             self._result(mp, "skip", _reported(mp, batch)[1], "skipped", 0.0, self._halted_message())
             return False
+        progress.publish(progress.Started(len(self.results), self._total, mp.name, _reported(mp, batch)[1]))
         started = time.monotonic()
         try:
             if mp.built.intersection(IntervalSet([batch])):
