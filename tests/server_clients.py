@@ -106,6 +106,11 @@ def quickstart_statements() -> list[str]:
     ]
 
 
+def calls_of(results: dict[str, Any], procedure: str) -> list[Any]:
+    """The results of the statements calling ``procedure``, in order (``results``: statement -> result)."""
+    return [rows for statement, rows in results.items() if is_call(statement, procedure)]
+
+
 def is_call(statement: str, procedure: str) -> bool:
     return statement.startswith(f"CALL incr.{procedure}(")
 

@@ -15,7 +15,7 @@ from chispa import assert_df_equality
 
 from server_clients import (
     DEV_APPLY, EXECUTION_TIME, MODELS, NEXT_DAY_RUN, as_frame, at_once, expected_daily_revenue,
-    expected_top_customers, is_call, quickstart_statements, quoted, running_server,
+    calls_of, expected_top_customers, quickstart_statements, quoted, running_server,
 )
 
 pytest.importorskip("grpc", reason="the Spark Connect client is the 'connect' extra: pip install -e '.[connect]'")
@@ -46,15 +46,11 @@ def results(client):
     return {s: client.sql(s).collect() for s in quickstart_statements()}
 
 
-def _calls(results: dict, procedure: str) -> list[list]:
-    return [rows for statement, rows in results.items() if is_call(statement, procedure)]
-
-
 def test_connect_client_runs_the_quickstart_and_gets_the_call_results_as_rows(results):
-    [plan] = _calls(results, "plan")
-    [apply] = _calls(results, "apply")
-    same_time, next_day = _calls(results, "run")
-    [status] = _calls(results, "status")
+    [plan] = calls_of(results, "plan")
+    [apply] = calls_of(results, "apply")
+    same_time, next_day = calls_of(results, "run")
+    [status] = calls_of(results, "status")
 
     assert [(r.model, r.change) for r in plan] == [(m, "added") for m in MODELS]
     assert [(r.model, r.intervals, r.status) for r in apply] == [

@@ -20,7 +20,7 @@ from chispa import assert_df_equality
 
 from server_clients import (
     DEV_APPLY, EXECUTION_TIME, MODELS, NEXT_DAY_RUN, REPO, as_frame, at_once, expected_daily_revenue,
-    expected_top_customers, is_call, quickstart_statements, quoted, running_server,
+    calls_of, expected_top_customers, quickstart_statements, quoted, running_server,
 )
 
 hive = pytest.importorskip("pyhive.hive", reason="PyHive is the 'pyhive' extra: pip install -e '.[pyhive]'")
@@ -79,15 +79,11 @@ def _sections(stdout: str, count: int) -> list[list[dict]]:
     return sections
 
 
-def _calls(results: dict, procedure: str) -> list[list]:
-    return [rows for statement, rows in results.items() if is_call(statement, procedure)]
-
-
 def test_beeline_runs_the_quickstart_and_gets_the_call_results_as_rows(beeline_results):
-    [plan] = _calls(beeline_results, "plan")
-    [apply] = _calls(beeline_results, "apply")
-    same_time, next_day = _calls(beeline_results, "run")
-    [status] = _calls(beeline_results, "status")
+    [plan] = calls_of(beeline_results, "plan")
+    [apply] = calls_of(beeline_results, "apply")
+    same_time, next_day = calls_of(beeline_results, "run")
+    [status] = calls_of(beeline_results, "status")
 
     assert [(r["model"], r["change"]) for r in plan] == [(m, "added") for m in MODELS]
     assert [(r["model"], r["intervals"], r["status"]) for r in apply] == [
@@ -134,8 +130,8 @@ def pyhive_results(server):
 
 
 def test_pyhive_runs_the_quickstart_and_gets_the_call_results_as_rows(pyhive_results):
-    [apply] = _calls(pyhive_results, "apply")
-    same_time, next_day = _calls(pyhive_results, "run")
+    [apply] = calls_of(pyhive_results, "apply")
+    same_time, next_day = calls_of(pyhive_results, "run")
 
     # apply: model, kind, action, start, end, intervals, rows, status, ...
     assert [(r[0], r[5], r[7]) for r in apply] == [
