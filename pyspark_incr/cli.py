@@ -74,25 +74,20 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=_status if name == "status" else _procedure)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
-    for name, what in (("thrift-server", "Thrift JDBC/ODBC server (beeline, JDBC tools, PyHive)"),
-                       ("connect-server", "Spark Connect server")):
-        server = sub.add_parser(name, help=f"pyspark's {what} with the plugin, in the foreground; "
+    from pyspark_incr.bridge.servers import DEFAULT_HOST, SERVERS
+
+    for name, kind in SERVERS.items():
+        server = sub.add_parser(name, help=f"pyspark's {kind.title} with the plugin, in the foreground; "
                                            "other arguments pass through")
-        server.add_argument("--port", type=int, default=None, help=f"default {_default_port(name)}")
-        server.add_argument("--host", default="localhost",
-                            help="address to bind (default localhost; 0.0.0.0 for every interface)")
+        server.add_argument("--port", type=int, default=None, help=f"default {kind.default_port}")
+        server.add_argument("--host", default=DEFAULT_HOST,
+                            help=f"address to bind (default {DEFAULT_HOST}; 0.0.0.0 for every interface)")
         server.set_defaults(handler=_server)
     return parser
 
 
 #: Subcommands whose unknown arguments go on to Spark rather than being refused.
 _PASSTHROUGH = {"spark-sql", "thrift-server", "connect-server"}
-
-
-def _default_port(kind: str) -> int:
-    from pyspark_incr.bridge.servers import SERVERS
-
-    return SERVERS[kind].default_port
 
 
 def _session(args: argparse.Namespace) -> Any:

@@ -163,18 +163,23 @@ def test_status_subcommand_takes_the_picture_flags():
 # --- through Spark ----------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def gapped(spark, module_isolated):
-    """A daily model built for 2024-01-01..04 and 2024-01-07..08, seen on 2024-01-10 06:00."""
-    prefix = module_isolated
+def _daily_counts(spark, prefix: str, days: int, rows: int, kind_extra: str = "") -> str:
+    """A daily model counting ``rows`` raw events spread over ``days`` days from 2024-01-01; its name."""
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {prefix}_raw")
     spark.sql(f"DROP TABLE IF EXISTS {prefix}_raw.events")
     spark.sql(f"CREATE TABLE {prefix}_raw.events USING parquet AS "
-              "SELECT id, DATE_ADD(DATE'2024-01-01', CAST(id % 9 AS INT)) AS ds FROM range(90)")
+              f"SELECT id, DATE_ADD(DATE'2024-01-01', CAST(id % {days} AS INT)) AS ds FROM range({rows})")
     name = f"{prefix}.daily"
     _call(spark, "create_model", definition=(
-        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01'); "
+        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{kind_extra}), start '2024-01-01'); "
         f"SELECT ds, COUNT(*) AS n FROM {prefix}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds"))
+    return name
+
+
+@pytest.fixture(scope="module")
+def gapped(spark, module_isolated):
+    """A daily model built for 2024-01-01..04 and 2024-01-07..08, seen on 2024-01-10 06:00."""
+    name = _daily_counts(spark, module_isolated, days=9, rows=90)
     _call(spark, "apply", execution_time="2024-01-05 00:00:00")
     _call(spark, "run", start="2024-01-07", end="2024-01-08", execution_time=AT)
     return name
@@ -267,13 +272,7 @@ def test_progress_bar_counts_every_batch_of_a_real_apply(spark, isolated):
 
     from pyspark_incr.cli_progress import progress_bar
 
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {isolated}_raw")
-    spark.sql(f"CREATE TABLE {isolated}_raw.events USING parquet AS "
-              "SELECT id, DATE_ADD(DATE'2024-01-01', CAST(id % 4 AS INT)) AS ds FROM range(20)")
-    name = f"{isolated}.daily"
-    _call(spark, "create_model", definition=(
-        f"MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 1), start '2024-01-01'); "
-        f"SELECT ds, COUNT(*) AS n FROM {isolated}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds"))
+    name = _daily_counts(spark, isolated, days=4, rows=20, kind_extra=", batch_size 1")
 
     with progress_bar(console=Console(file=io.StringIO(), force_terminal=False)) as feed:
         rows = _call(spark, "apply", execution_time="2024-01-05 00:00:00")

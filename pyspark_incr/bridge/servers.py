@@ -16,8 +16,9 @@ from pyspark_incr.bridge.session import plugin_submit_command
 
 @dataclass(frozen=True)
 class Server:
-    """One server kind: its main class, its default port and how its address is given."""
+    """One server kind: what it serves, its main class, its default port and how its address is given."""
 
+    title: str
     main_class: str
     default_port: int
     address_args: Callable[[str, int], list[str]]
@@ -32,8 +33,10 @@ def _connect_address(host: str, port: int) -> list[str]:
 
 
 SERVERS: dict[str, Server] = {
-    "thrift-server": Server("org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", 10000, _thrift_address),
-    "connect-server": Server("org.apache.spark.sql.connect.service.SparkConnectServer", 15002, _connect_address),
+    "thrift-server": Server("Thrift JDBC/ODBC server (beeline, JDBC tools, PyHive)",
+                            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", 10000, _thrift_address),
+    "connect-server": Server("Spark Connect server",
+                             "org.apache.spark.sql.connect.service.SparkConnectServer", 15002, _connect_address),
 }
 
 #: Only this machine can connect unless told otherwise: the servers run any SQL, unauthenticated.

@@ -36,6 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def run(spark: Any, args: argparse.Namespace) -> int:
     """Run the job in ``spark``; the exit code."""
     from pyspark_incr.sqltext import call_sql
+    from pyspark_incr.writers.base import first_line
 
     # Rows rather than raise_on_failure: the job prints every step, then decides its exit code.
     statement = call_sql("run", env=args.env, select=args.select, execution_time=args.execution_time,
@@ -45,7 +46,7 @@ def run(spark: Any, args: argparse.Namespace) -> int:
         df = spark.sql(statement)
         rows = df.collect()
     except Exception as error:  # noqa: BLE001 - any failure of the call is the job's failure
-        _error(spark, f"run_job: {statement} failed: {_first_line(error)}")
+        _error(spark, f"run_job: {statement} failed: {first_line(error)}")
         return CALL_FAILED
     print("\t".join(df.columns))
     for row in rows:
@@ -74,10 +75,6 @@ def _error(spark: Any, line: str) -> None:
     jvm.System.err.println(line)
     jvm.System.err.flush()
 
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
