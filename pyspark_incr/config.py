@@ -14,9 +14,11 @@ DEFAULT_ENV = "spark.incr.defaultEnv"
 #: How many independent models an apply or run builds at once.
 CONCURRENCY = "spark.incr.concurrency"
 
-#: Seconds a call waits for another call's lock on what it writes before failing (naming the holder).
+#: Seconds a call waits for another call's claim on what it writes (the default of the ``wait`` argument).
 LOCK_TIMEOUT = "spark.incr.lockTimeout"
-#: Seconds a lock stays valid without renewal: how long the lock of a killed run blocks others.
+#: Seconds a claim stays valid without renewal (renewed every quarter of it): how long the claim of a killed
+#: run blocks others. 60: a killed run blocks the next one for about a minute, while a holder misses three
+#: renewals in a row (a long GC pause, a slow store) before anyone may take over.
 LOCK_LEASE = "spark.incr.lockLease"
 
 #: Stop starting batches once one fails (the rest of the run is reported skipped); default false.
@@ -27,7 +29,7 @@ RAISE_ON_FAILURE = "spark.incr.raiseOnFailure"
 STATE_COMPACT_FILES = "spark.incr.stateCompactFiles"
 
 _DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4",
-             LOCK_TIMEOUT: "60", LOCK_LEASE: "300",
+             LOCK_TIMEOUT: "60", LOCK_LEASE: "60",
              STATE_COMPACT_FILES: "100", FAIL_FAST: "false", RAISE_ON_FAILURE: "false"}
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from pyspark_incr.intervals.times import to_datetime, to_ms
 
-BUILT, MISSING, PENDING = "covered", "missing", "pending"
+BUILT, MISSING, PENDING, BUILDING = "covered", "missing", "pending", "building"
 
 #: How each cell state is drawn: its character (distinct without colour) and its rich style.
 GLYPHS: dict[str, tuple[str, str]] = {
@@ -92,7 +92,7 @@ def coverages(rows: Iterable[Mapping[str, Any]]) -> list[Coverage]:
                                                   "note": None})
         if row["state"] in (BUILT, MISSING) and row["start"] is not None and row["end"] is not None:
             entry["spans"].append(Span(row["state"], _ms(row["start"]), _ms(row["end"]), int(row["intervals"] or 0)))
-        else:
+        elif row["state"] != BUILDING:  # a range in progress elsewhere: the timeline shows it as missing still
             entry["note"] = row["state"]
     return [
         Coverage(name, e["kind"], e["table"], tuple(sorted(e["spans"], key=lambda s: s.start)),

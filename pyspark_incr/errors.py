@@ -54,3 +54,7 @@ class LockTimeout(IncrError):
 
 class PromotionError(IncrError):
     """An environment's view of a model cannot be created where something else already stands."""
+
+
+class ClaimLost(IncrError):
+    """Another application took over a claim this call held (its lease ran out): it stopped writing."""

@@ -65,8 +65,7 @@ def module_isolated(spark, request):
 def state_rows(spark, prefix: str) -> dict[str, int]:
     """Row count of every state table of ``prefix`` that records data (empty when the schema does not exist yet).
 
-    The ``locks`` table is left out: its rows say who was writing, not what was written, and a call
-    failing mid-way releases its locks.
+    The ``locks`` table is left out: it holds who was writing (claims), not what was written.
     """
     if not spark.catalog.databaseExists(f"{prefix}_state"):
         return {}
@@ -88,6 +87,19 @@ def physical(spark, model: str, env: str = "prod") -> str:
     from pyspark_incr.state.store import StateStore
 
     return StateStore(spark).environment(env)[model].table_name
+
+
+def hold_claim(spark, key: str, owner: str, lease_s: float, work=(), procedure: str = "run") -> None:
+    """A claim on ``key`` as a call killed while holding it would have left it (never renewed, never released)."""
+    from pyspark_incr.state import claims
+    from pyspark_incr.state import tables as t
+    from pyspark_incr.state.store import StateStore, table_location
+
+    store = StateStore(spark)
+    store.ensure()
+    root = claims.root(table_location(spark, store.schema, t.LOCKS.name).toString())
+    rec = claims.record(key, owner, procedure, "app-gone", int(lease_s * 1000), work, "prod")
+    assert claims.attempt(spark, claims.key_dir(root, key), rec).claim is not None
 
 
 def call(spark, procedure: str, **args) -> list:

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from pyspark_incr.writers import generations
 
-from conftest import call as _call, physical
+from conftest import call as _call, hold_claim, physical
 
 T = "2024-01-04 00:00:00"
 
@@ -203,25 +203,15 @@ def test_a_bad_older_than_is_refused(spark, isolated, project, older_than):
 
 
 def test_the_janitor_never_drops_a_table_a_running_call_holds(spark, isolated, project):
-    import time
-
     from pyspark_incr.run.locks import table_key
-    from pyspark_incr.state import tables as t
-    from pyspark_incr.state.store import StateStore
 
     raw, events = project
     old = physical(spark, events)
     _change(spark, raw, events)
-    StateStore(spark).append(t.LOCKS, [{"lock_key": table_key(old), "owner": "busy-apply@host:7",
-                                        "procedure": "apply", "op": "acquire",
-                                        "lease_until_ms": int((time.time() + 600) * 1000)}])
-    spark.conf.set("spark.incr.lockTimeout", "1")
-    try:
-        with pytest.raises(Exception) as held:
-            _call(spark, "janitor", older_than="0 days", dry_run=False)
-    finally:
-        spark.conf.unset("spark.incr.lockTimeout")
+    hold_claim(spark, table_key(old), "busy-apply@host:7", lease_s=600, procedure="apply")
+    with pytest.raises(Exception) as held:
+        _call(spark, "janitor", older_than="0 days", dry_run=False, wait="1 second")
 
-    assert "is locked by busy-apply@host:7 (incr.apply" in str(held.value)
+    assert "is claimed by busy-apply@host:7 (incr.apply" in str(held.value)
     assert _exists(spark, old) and _built(spark, old)
     assert _listed(_call(spark, "janitor", older_than="0 days")) == [(old, events, "would drop")]

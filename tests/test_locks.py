@@ -9,10 +9,11 @@ from contextlib import contextmanager
 import pytest
 from chispa import assert_df_equality
 
-from conftest import call as _call, physical, state_rows
-from pyspark_incr.run.locks import live_claims
+from conftest import call as _call, hold_claim, physical, state_rows
+from pyspark_incr.run.locks import in_flight
+from pyspark_incr.state import claims
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore
+from pyspark_incr.state.store import table_location
 
 EQUAL = dict(ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
 #: Each source row sleeps this long when read, so a build holds its lock for a while.
@@ -55,12 +56,6 @@ def _define(spark, name: str, kind: str, raw: str) -> None:
         f"MODEL (name {name}, kind {kind_sql}, start '2024-01-01', cron '@daily'); " + query.format(raw=raw)))
 
 
-def _claim(spark, key: str, owner: str, lease_s: float) -> None:
-    """A lock row as a run killed while holding ``key`` would have left it."""
-    StateStore(spark).append(t.LOCKS, [{"lock_key": key, "owner": owner, "procedure": "run", "op": "acquire",
-                                        "lease_until_ms": int((time.time() + lease_s) * 1000)}])
-
-
 @pytest.fixture()
 def items(spark, isolated) -> str:
     """A unique-key model over three days, applied through the first: the next run has two days to build."""
@@ -90,14 +85,17 @@ def test_two_simultaneous_runs_build_each_batch_once(spark, isolated, kind):
 
     built = [[r for r in rows if r.model == name and r.status == "ok"] for rows in results.values()]
     assert sorted(len(rows) > 0 for rows in built) == [False, True], "exactly one run built, the other found it done"
+    loser = next(rows for rows in results.values() if not any(r.status == "ok" for r in rows))
+    assert loser and all(r.status == "skipped" and "built meanwhile by" in r.message for r in loser), loser
     _call(spark, "run", execution_time="2024-01-05 00:00:00", select=reference)
     assert_df_equality(spark.table(name), spark.table(reference), **EQUAL)
-    assert live_claims(spark, f"{isolated}_state") == {}, "both runs released their locks"
+    assert in_flight(spark, f"{isolated}_state") == [], "both runs released their claims"
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, items):
+def test_a_claim_left_by_a_killed_run_is_taken_over_after_its_lease_and_reported_abandoned(spark, items):
     name = items
-    _claim(spark, f"table {physical(spark, name)}", "dead-run@gone:1", lease_s=3)
+    day = (name, 1704153600000, 1704240000000)  # [2024-01-02, 2024-01-03)
+    hold_claim(spark, f"table {physical(spark, name)}", "dead-run@gone:1", lease_s=3, work=(day,))
     started = time.monotonic()
 
     with _conf(spark, lockTimeout="30"):
@@ -105,24 +103,43 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_after_its_lease(spark, items)
 
     assert time.monotonic() - started >= 2.5, "the run waited for the dead run's lease to end"
     assert [r.status for r in rows if r.model == name] == ["ok"], rows
+    abandoned = [r for r in _call(spark, "history") if r.status == "abandoned"]
+    assert [(r.run_id, r.model, str(r.start.date())) for r in abandoned] == [("dead-run", name, "2024-01-02")]
+    assert "application app-gone" in abandoned[0].message and "stopped renewing its claim" in abandoned[0].message
 
 
-def test_a_held_lock_fails_the_call_naming_the_holder_and_changes_nothing(spark, isolated, items):
+def test_a_held_claim_makes_run_report_it_in_progress_naming_the_holder_and_changes_nothing(spark, isolated, items):
     name = items
-    _claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600)
+    hold_claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600,
+           work=((name, 1704153600000, 1704240000000),))
     before = state_rows(spark, isolated)
 
-    with _conf(spark, lockTimeout="1"), pytest.raises(Exception) as failed:
-        _call(spark, "run", execution_time="2024-01-04 00:00:00")
+    rows = _call(spark, "run", execution_time="2024-01-04 00:00:00", wait="1 second")
 
-    assert "is locked by busy-run@host:42 (incr.run; lease until" in str(failed.value)
-    assert "spark.incr.lockTimeout" in str(failed.value)
+    assert {(r.model, r.status) for r in rows} == {(name, "claimed")}, rows
+    assert all("claimed by busy-run@host:42 (incr.run, application app-gone on" in r.message for r in rows), rows
+    building = [r for r in _call(spark, "status", model=name) if r.state == "building"]
+    assert [(str(r.start.date()), r.claimed_by.split(" ")[0]) for r in building] == [("2024-01-02", "busy-run@host:42")]
+    assert state_rows(spark, isolated) == {**before, "runs": before["runs"]}
+
+
+def test_a_held_claim_fails_restate_naming_the_holder_and_changes_nothing(spark, isolated, items):
+    name = items
+    hold_claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600)
+    before = state_rows(spark, isolated)
+
+    with pytest.raises(Exception) as failed:
+        _call(spark, "restate", model=name, execution_time="2024-01-04 00:00:00", wait="PT1S")
+
+    assert "is claimed by busy-run@host:42 (incr.run, application app-gone on" in str(failed.value)
+    assert "Nothing was changed" in str(failed.value) and "wait =>" in str(failed.value)
     assert state_rows(spark, isolated) == before
 
 
-def test_a_call_with_nothing_to_write_takes_no_lock(spark, isolated, items):
-    locks = spark.table(f"{isolated}_state.locks").count()
+def test_a_call_with_nothing_to_write_takes_nohold_claim(spark, isolated, items):
+    root = claims.root(table_location(spark, f"{isolated}_state", t.LOCKS.name).toString())
+    before = claims._tree(spark, root, 2)
 
     assert _call(spark, "run", execution_time="2024-01-02 00:00:00") == []
 
-    assert spark.table(f"{isolated}_state.locks").count() == locks
+    assert claims._tree(spark, root, 2) == before

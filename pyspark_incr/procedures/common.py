@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyspark_incr.config import CONCURRENCY as CONCURRENCY_CONF
@@ -56,6 +57,13 @@ ALLOW_DOWNGRADE = Param(
     "(its result rows say so) instead of failing the call.",
     default=False,
 )
+WAIT = Param(
+    "wait", "string",
+    "How long to wait when another call (of any application) is writing what this call writes: '10 minutes', "
+    "'30 seconds', '0 seconds' or an ISO-8601 duration ('PT10M'). Default: spark.incr.lockTimeout seconds (60). "
+    "Then incr.run reports the models still claimed, with who holds them, and builds the rest; other "
+    "procedures fail naming the holder, having changed nothing.",
+)
 FAIL_FAST = Param(
     "fail_fast", "boolean",
     "Stop at the first failed batch: batches and models not started yet are reported skipped and stay "
@@ -78,7 +86,9 @@ BATCH_OUTPUT = (
     Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
     Column("intervals", "bigint", "Number of intervals in the batch."),
     Column("rows", "bigint", "Rows written by the batch (as Spark counted them)."),
-    Column("status", "string", "ok, failed or skipped."),
+    Column("status", "string",
+           "ok, failed, skipped (with why: a failed parent, fail_fast, built meanwhile by another call), or "
+           "claimed (incr.run: another call was still building it when the wait ran out; the message names it)."),
     Column("seconds", "double", "Wall-clock seconds the step took."),
     Column("message", "string", "Spark's error for a failed step, or why it was skipped."),
 )
@@ -208,3 +218,40 @@ def _start(i: Interval | None) -> int | None:
 
 def _end(i: Interval | None) -> int | None:
     return i.end if i else None
+
+
+_UNITS = {"day": "days", "days": "days", "hour": "hours", "hours": "hours", "minute": "minutes", "minutes": "minutes",
+          "second": "seconds", "seconds": "seconds"}
+_PLAIN = re.compile(r"^\s*(?P<n>\d+)\s*(?P<unit>[a-z]+)\s*$", re.IGNORECASE)
+_ISO = re.compile(r"^P(?:(?P<days>\d+)D)?(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?$",
+                  re.IGNORECASE)
+
+
+def duration_arg(procedure: str, name: str, value: str) -> timedelta:
+    """Argument ``name`` of ``procedure`` as a duration.
+
+    >>> [duration_arg("janitor", "older_than", d).total_seconds() for d in ("7 days", "12 hours", "1 minute", "0 days", "30 seconds")]
+    [604800.0, 43200.0, 60.0, 0.0, 30.0]
+    >>> duration_arg("run", "wait", "P7D"), duration_arg("run", "wait", "PT12H"), duration_arg("run", "wait", "P1DT30M")
+    (datetime.timedelta(days=7), datetime.timedelta(seconds=43200), datetime.timedelta(days=1, seconds=1800))
+    >>> duration_arg("janitor", "older_than", "soon")
+    Traceback (most recent call last):
+    ...
+    pyspark_incr.errors.ArgumentError: janitor: older_than 'soon' is not a duration; give a whole number of days, hours, minutes or seconds ('7 days', '12 hours', '30 minutes', '0 days') or an ISO-8601 duration ('P7D', 'PT12H')
+    """
+    text = str(value).strip()
+    plain = _PLAIN.match(text)
+    if plain and plain["unit"].lower() in _UNITS:
+        return timedelta(**{_UNITS[plain["unit"].lower()]: int(plain["n"])})
+    iso = _ISO.match(text)
+    if iso and text.upper() not in ("P", "PT") and not text.upper().endswith("T"):
+        return timedelta(**{k: int(v) for k, v in iso.groupdict().items() if v is not None})
+    raise ArgumentError(
+        f"{procedure}: {name} {value!r} is not a duration; give a whole number of days, hours, minutes or seconds "
+        "('7 days', '12 hours', '30 minutes', '0 days') or an ISO-8601 duration ('P7D', 'PT12H')"
+    )
+
+
+def wait_arg(procedure: str, value: str | None) -> float | None:
+    """``wait`` in seconds; None (the session's spark.incr.lockTimeout) when not given."""
+    return None if value is None else duration_arg(procedure, "wait", value).total_seconds()

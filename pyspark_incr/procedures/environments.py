@@ -7,12 +7,15 @@ drops tables no environment references).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.plan.environment import PROD, check_env, table_for
+from pyspark_incr.procedures.common import WAIT, wait_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
+from pyspark_incr.run.locks import Locks, env_key, owner_id
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables
@@ -44,37 +47,49 @@ def environments(spark: Any) -> list[tuple]:
     "drop_environment",
     "Remove an environment: drop its views and forget which versions it holds. Physical tables stay for "
     "environments showing the same versions; incr.janitor drops the ones nothing references. prod cannot be dropped.",
-    params=(Param("env", "string", "The environment to drop (not prod).", required=True),),
+    params=(Param("env", "string", "The environment to drop (not prod).", required=True), WAIT),
     output=(
         Column("model", "string", "Model name."),
         Column("view", "string", "The view dropped (NULL for models without one: EXTERNAL, EMBEDDED)."),
         Column("status", "string", "dropped."),
     ),
 )
-def drop_environment(spark: Any, env: str) -> list[tuple]:
+def drop_environment(spark: Any, env: str, wait: str | None = None) -> list[tuple]:
     name = check_env(env)
     if name == PROD:
         raise ArgumentError("drop_environment: env 'prod' cannot be dropped; remove its models from the project "
                             "(or incr.drop_model) and apply instead")
     store = StateStore(spark)
+    _held_or_refuse(store, name)
+    key = env_key(name)
+    locks = Locks(spark, store.schema, owner_id(uuid.uuid4().hex), "drop_environment", wait_arg("drop_environment", wait))
+    with locks.held({key}):
+        store = StateStore(spark)  # what an apply to it did while this call waited counts
+        held = _held_or_refuse(store, name)
+        locks.commit(key, "drop")
+        rows, removed = [], []
+        for model, entry in sorted(held.items()):
+            view = table_for(model, name) if entry.parsed().kind.builds_object else None
+            if view is not None and tables.exists(spark, view):
+                tables.drop(spark, view)
+            removed.append({"env": name, "model": model, "fingerprint": entry.fingerprint,
+                            "metadata_hash": entry.metadata_hash, "definition": entry.definition,
+                            "source": entry.source, "model_source": entry.model_source, "context": entry.context,
+                            "table_name": entry.table_name, "start_ms": entry.start_ms, "op": "remove"})
+            rows.append((model, view.sql("spark") if view is not None else None, "dropped"))
+        locks.commit(key, "forget")
+        store.append(t.ENVIRONMENTS, removed)
+        for schema in sorted({table_for(model, name).db for model in held}):
+            _drop_if_empty(spark, schema)
+    return rows
+
+
+def _held_or_refuse(store: StateStore, name: str) -> dict:
     held = store.environment(name)
     if not held:
         known = ", ".join(store.environments()) or "none"
         raise ArgumentError(f"drop_environment: environment {name!r} holds no models (environments: {known})")
-    rows, removed = [], []
-    for model, entry in sorted(held.items()):
-        view = table_for(model, name) if entry.parsed().kind.builds_object else None
-        if view is not None and tables.exists(spark, view):
-            tables.drop(spark, view)
-        removed.append({"env": name, "model": model, "fingerprint": entry.fingerprint,
-                        "metadata_hash": entry.metadata_hash, "definition": entry.definition, "source": entry.source,
-                        "model_source": entry.model_source, "context": entry.context,
-                        "table_name": entry.table_name, "start_ms": entry.start_ms, "op": "remove"})
-        rows.append((model, view.sql("spark") if view is not None else None, "dropped"))
-    store.append(t.ENVIRONMENTS, removed)
-    for schema in sorted({table_for(model, name).db for model in held}):
-        _drop_if_empty(spark, schema)
-    return rows
+    return held
 
 
 def _drop_if_empty(spark: Any, schema: str) -> None:

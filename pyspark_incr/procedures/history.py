@@ -28,7 +28,9 @@ from pyspark_incr.state.store import StateStore
         Column("model", "string", "Model name."),
         Column("start", "timestamp", "Start of the batch interval (UTC, inclusive)."),
         Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
-        Column("status", "string", "ok, failed or skipped."),
+        Column("status", "string",
+               "ok, failed, skipped, or abandoned (a run that was killed or lost its claim before finishing the "
+               "batch; recorded by the call that took over)."),
         Column("rows", "bigint", "Rows written."),
         Column("seconds", "double", "Wall-clock seconds."),
         Column("message", "string", "The step, or Spark's error for a failed one."),

@@ -26,6 +26,7 @@ from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.ranges import ALL_TIME
 from pyspark_incr.plan.environment import physical_table
+from pyspark_incr.procedures.common import WAIT, duration_arg, wait_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, owner_id, table_key
@@ -36,10 +37,6 @@ from pyspark_incr.writers import generations, tables
 _VERSION = re.compile(r"[0-9a-f]{10}")
 #: An environment name as a forward-only preview table's suffix (lowercased, as the catalog lists it).
 _ENV = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_UNITS = {"day": "days", "days": "days", "hour": "hours", "hours": "hours", "minute": "minutes", "minutes": "minutes"}
-_PLAIN = re.compile(r"^\s*(?P<n>\d+)\s*(?P<unit>[a-z]+)\s*$", re.IGNORECASE)
-_ISO = re.compile(r"^P(?:(?P<days>\d+)D)?(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?$",
-                  re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -61,6 +58,7 @@ class _Recorded:
               "Only objects unreferenced for longer than this: '7 days', '12 hours', '30 minutes', '0 days', "
               "or an ISO-8601 duration ('P7D', 'PT12H').", default="7 days"),
         Param("dry_run", "boolean", "Only list what would be dropped.", default=True),
+        WAIT,
     ),
     output=(
         Column("table", "string", "The physical table or view."),
@@ -70,8 +68,8 @@ class _Recorded:
         Column("action", "string", "would drop (dry run) or dropped."),
     ),
 )
-def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tuple]:
-    age = duration_arg(older_than if older_than is not None else "7 days")
+def janitor(spark: Any, older_than: str | None, dry_run: bool | None, wait: str | None = None) -> list[tuple]:
+    age = duration_arg("janitor", "older_than", older_than if older_than is not None else "7 days")
     dry = True if dry_run is None else bool(dry_run)
     cutoff = datetime.now(timezone.utc) - age
     store = StateStore(spark)
@@ -79,10 +77,13 @@ def janitor(spark: Any, older_than: str | None, dry_run: bool | None) -> list[tu
     if dry or not candidates:
         return [(table.sql("spark"), seen.model, seen.last_seen, "would drop") for table, seen in candidates]
     keys = {table_key(table.sql("spark")) for table, _ in candidates}
-    with Locks(spark, store.schema, owner_id(f"janitor-{uuid.uuid4().hex}"), "janitor").held(keys):
+    locks = Locks(spark, store.schema, owner_id(f"janitor-{uuid.uuid4().hex}"), "janitor", wait_arg("janitor", wait))
+    with locks.held(keys):
         # what an apply did while this call waited counts: a table it took up again is no candidate now
         candidates = [c for c in _candidates(spark, StateStore(spark), cutoff)
                       if table_key(c[0].sql("spark")) in keys]
+        for table, _ in candidates:
+            locks.commit(table_key(table.sql("spark")), "drop")
         # State first: a crash between the two leaves a table state claims nothing of, never the reverse.
         store.append(t.INTERVALS, [
             t.interval_row(table.sql("spark"), seen.fingerprint, seen.model, ALL_TIME.start, ALL_TIME.end, "remove",
@@ -107,31 +108,6 @@ def _candidates(spark: Any, store: StateStore, cutoff: datetime) -> list[tuple[e
             if seen.last_seen < cutoff:
                 candidates.append((exp.table_(name, db=schema, quoted=True), seen))
     return candidates
-
-
-def duration_arg(value: str) -> timedelta:
-    """``older_than`` as a duration.
-
-    >>> [duration_arg(d).total_seconds() for d in ("7 days", "12 hours", "1 minute", "0 days")]
-    [604800.0, 43200.0, 60.0, 0.0]
-    >>> duration_arg("P7D"), duration_arg("PT12H"), duration_arg("P1DT30M")
-    (datetime.timedelta(days=7), datetime.timedelta(seconds=43200), datetime.timedelta(days=1, seconds=1800))
-    >>> duration_arg("soon")
-    Traceback (most recent call last):
-    ...
-    pyspark_incr.errors.ArgumentError: janitor: older_than 'soon' is not a duration; give a whole number of days, hours or minutes ('7 days', '12 hours', '30 minutes', '0 days') or an ISO-8601 duration ('P7D', 'PT12H')
-    """
-    text = str(value).strip()
-    plain = _PLAIN.match(text)
-    if plain and plain["unit"].lower() in _UNITS:
-        return timedelta(**{_UNITS[plain["unit"].lower()]: int(plain["n"])})
-    iso = _ISO.match(text)
-    if iso and text.upper() not in ("P", "PT") and not text.upper().endswith("T"):
-        return timedelta(**{k: int(v) for k, v in iso.groupdict().items() if v is not None})
-    raise ArgumentError(
-        f"janitor: older_than {value!r} is not a duration; give a whole number of days, hours or minutes "
-        "('7 days', '12 hours', '30 minutes', '0 days') or an ISO-8601 duration ('P7D', 'PT12H')"
-    )
 
 
 def _recorded(store: StateStore) -> tuple[dict[tuple[str, str], _Recorded], set[tuple[str, str]]]:

@@ -11,8 +11,8 @@ from pyspark_incr.plan.validate import validate
 from pyspark_incr.project.loader import load
 from pyspark_incr.procedures.common import (
     ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, PER_PARTITION, PROJECT,
-    RAISE_ON_FAILURE, SELECT, START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
-    raise_on_failure_arg, ts, window_arg,
+    RAISE_ON_FAILURE, SELECT, START, WAIT, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
+    raise_on_failure_arg, ts, wait_arg, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -95,13 +95,15 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     "apply",
     "Make an environment match the models (registry plus project): create, rebuild or remove "
     "tables and views, then backfill missing intervals. One row per executed step.",
-    params=(*PLAN_PARAMS, CONCURRENCY, FAIL_FAST, RAISE_ON_FAILURE),
+    params=(*PLAN_PARAMS, CONCURRENCY, FAIL_FAST, RAISE_ON_FAILURE, WAIT),
     output=BATCH_OUTPUT,
 )
-def apply(spark: Any, fail_fast: bool | None = None, raise_on_failure: bool | None = None, **args: Any) -> list[tuple]:
+def apply(spark: Any, fail_fast: bool | None = None, raise_on_failure: bool | None = None, wait: str | None = None,
+          **args: Any) -> list[tuple]:
     stop, raising = fail_fast_arg(spark, fail_fast), raise_on_failure_arg(spark, raise_on_failure)
     store, the_plan, limit = _plan(spark, **args)
-    results = guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit, stop)
+    results = guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit, stop,
+                            wait_arg("apply", wait))
     if raising:
         raise_failures("apply", the_plan.env, results, store.schema)
     return batch_rows(results)

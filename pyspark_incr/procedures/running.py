@@ -10,12 +10,13 @@ from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.procedures.common import (
     ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, IGNORE_CRON, PER_PARTITION,
-    RAISE_ON_FAILURE, SELECT, START, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
-    raise_on_failure_arg, ts, window_arg,
+    RAISE_ON_FAILURE, SELECT, START, WAIT, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
+    raise_on_failure_arg, ts, wait_arg, window_arg,
 )
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run import guard
+from pyspark_incr.run.locks import in_flight
 from pyspark_incr.state.store import StateStore
 
 
@@ -24,12 +25,13 @@ from pyspark_incr.state.store import StateStore
     "The scheduled job: for the models an environment holds, build the complete missing intervals "
     "whose cron is due. One row per executed batch.",
     params=(ENV, SELECT, START, END, EXECUTION_TIME, IGNORE_CRON, PER_PARTITION, ALLOW_DOWNGRADE, CONCURRENCY,
-            FAIL_FAST, RAISE_ON_FAILURE),
+            FAIL_FAST, RAISE_ON_FAILURE, WAIT),
     output=BATCH_OUTPUT,
 )
 def run(spark: Any, env: str | None, select: str | None, start: str | None, end: str | None,
         execution_time: str | None, ignore_cron: bool, per_partition: bool, allow_downgrade: bool,
-        concurrency: int | None, fail_fast: bool | None, raise_on_failure: bool | None = None) -> list[tuple]:
+        concurrency: int | None, fail_fast: bool | None, raise_on_failure: bool | None = None,
+        wait: str | None = None) -> list[tuple]:
     limit, stop = concurrency_arg(spark, concurrency), fail_fast_arg(spark, fail_fast)
     raising = raise_on_failure_arg(spark, raise_on_failure)
     store = StateStore(spark)
@@ -37,7 +39,7 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window, select)
     replan = lambda: plan_run(StateStore(spark), env_name, window, select)  # noqa: E731
-    results = guard.execute(spark, store, plan, replan, "run", limit, stop)
+    results = guard.execute(spark, store, plan, replan, "run", limit, stop, wait_arg("run", wait), partial=True)
     if raising:
         raise_failures("run", env_name, results, store.schema)
     return batch_rows(results)
@@ -54,13 +56,13 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
               required=True),
         Param("start", "string", "Start of the range (UTC, ISO; default: each model's start)."),
         Param("end", "string", "End of the range (UTC, ISO; a bare date means through that day; default: now)."),
-        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY, FAIL_FAST, RAISE_ON_FAILURE,
+        ENV, EXECUTION_TIME, ALLOW_DOWNGRADE, CONCURRENCY, FAIL_FAST, RAISE_ON_FAILURE, WAIT,
     ),
     output=BATCH_OUTPUT,
 )
 def restate(spark: Any, model: str, start: str | None, end: str | None, env: str | None,
             execution_time: str | None, allow_downgrade: bool, concurrency: int | None,
-            fail_fast: bool | None, raise_on_failure: bool | None = None) -> list[tuple]:
+            fail_fast: bool | None, raise_on_failure: bool | None = None, wait: str | None = None) -> list[tuple]:
     raising = raise_on_failure_arg(spark, raise_on_failure)
     span = Interval.between(to_ms(start, "start") if start else None, to_end_ms(end, "end") if end else None)
     if span.empty:
@@ -72,7 +74,7 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
     # a restatement planned again after waiting still restates its range: the previous holder's rows are not ours
     replan = lambda: plan_run(StateStore(spark), env_name, window, None, restate=model, span=span)  # noqa: E731
     results = guard.execute(spark, store, plan, replan, "restate", concurrency_arg(spark, concurrency),
-                            fail_fast_arg(spark, fail_fast))
+                            fail_fast_arg(spark, fail_fast), wait_arg("restate", wait))
     if raising:
         raise_failures("restate", env_name, results, store.schema)
     skipped = sorted(plan.restatement.skipped.items())
@@ -97,6 +99,8 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
         Column("end", "timestamp", "Range end (UTC, exclusive)."),
         Column("intervals", "bigint", "Number of intervals in the range."),
         Column("table", "string", "The table or view holding the model."),
+        Column("claimed_by", "string",
+               "For state 'building': the call building the range now (run, application, host, since when)."),
     ),
 )
 def status(spark: Any, model: str | None, env: str | None, execution_time: str | None,
@@ -111,17 +115,30 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
         known = ", ".join(m.name for m in plan.models) or "none"
         raise UnknownModelError(f"status: model {model!r} is not in environment {env_name} (it holds: {known})")
     rows = []
+    building = _building(spark, store.schema)
     for mp in plan.models:
         if wanted and mp.name != wanted:
             continue
         table = mp.view_name or mp.table_name
+        for holder, start, end in building.get(mp.name, ()):
+            count = mp.model.schedule.unit.count(start, end) if start is not None else 0
+            rows.append((mp.name, mp.kind, "building", ts(start), ts(end), count, table, holder.describe()))
         if mp.expected is None:  # no intervals to track: say what the model is instead
-            rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table))
+            rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table, None))
             continue
         built = mp.built
         unit = mp.model.schedule.unit
         spans = [("covered", r) for r in built.intersection(shown)]
         spans += [("missing", r) for r in (IntervalSet([mp.expected]) - built).intersection(shown)]
         for state, r in sorted(spans, key=lambda s: s[1].start):
-            rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table))
+            rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table, None))
     return rows
+
+
+def _building(spark: Any, schema: str) -> dict[str, list[tuple[Any, int | None, int | None]]]:
+    """Per model, the ranges calls are building now, with who holds each (claims in flight)."""
+    found: dict[str, list] = {}
+    for holder in in_flight(spark, schema):
+        for model, start, end in holder.work:
+            found.setdefault(model, []).append((holder, start, end))
+    return found

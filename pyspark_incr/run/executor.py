@@ -30,6 +30,7 @@ from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPl
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed, ModelDefinitionError
 from pyspark_incr.run import audits, lanes, progress, promote
+from pyspark_incr.run.locks import NoFence, env_key, table_key
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables, writer_for
@@ -54,8 +55,10 @@ class Executor:
     """Runs one plan for one procedure call."""
 
     def __init__(self, spark: Any, store: StateStore, plan: Plan, procedure: str, concurrency: int = 1,
-                 run_id: str | None = None, fail_fast: bool = False) -> None:
+                 run_id: str | None = None, fail_fast: bool = False, fence: Any = None) -> None:
         self.spark, self.store, self.plan, self.procedure = spark, store, plan, procedure
+        #: The call's claims (:class:`~pyspark_incr.run.locks.Locks`): checked before each commit of data or state.
+        self.fence = fence or NoFence()
         self.concurrency = max(1, concurrency)
         self.fail_fast = fail_fast
         #: With fail_fast, the model whose failure stopped the call.
@@ -75,10 +78,13 @@ class Executor:
         safety.check(self.plan.models)  # a refused model fails the call before anything is written
         by_name = {m.name: m for m in self.plan.models}
         progress.publish(progress.Started(0, self._total))
-        lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]), self.concurrency)
-        self._promote([self._replanned.get(m.name, m) for m in self.plan.models
-                       if m.change != REMOVED and self._promotable(m)])
-        self.store.append(t.RUNS, self._runs)
+        try:
+            lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]),
+                          self.concurrency)
+            self._promote([self._replanned.get(m.name, m) for m in self.plan.models
+                           if m.change != REMOVED and self._promotable(m)])
+        finally:  # a call stopped by a lost claim still says what it did
+            self.store.append(t.RUNS, self._runs)
         order = {name: i for i, name in enumerate(by_name)}
         return sorted(self.results, key=lambda r: (order[r.model], r.interval is not None, r.interval and r.interval.start))
 
@@ -103,6 +109,7 @@ class Executor:
     def _remove(self, mp: ModelPlan) -> None:
         """The environment stops showing the model; its physical table stays for other environments (janitor)."""
         started = time.monotonic()
+        self.fence.commit(env_key(self.plan.env), f"remove {mp.name}")
         if mp.view is not None:  # an EXTERNAL model's table is not ours to drop
             tables.drop(self.spark, mp.view)
         self.store.append(t.ENVIRONMENTS, [self._env_row(mp, "remove")])
@@ -123,6 +130,7 @@ class Executor:
             if mp.schema_change is not None and mp.schema_change.describe():
                 self._alter(mp, started)
             if mp.rebuild:
+                self.fence.commit(table_key(mp.table_name or ""), f"create {mp.name}")
                 writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 self._record_intervals(mp, ALL_TIME, "remove")  # whatever state said of an earlier table so named
                 if not mp.model.kind.has_intervals:  # its object is complete: a rerun need not rebuild it
@@ -170,6 +178,7 @@ class Executor:
         try:
             if mp.built.intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
+            self.fence.commit(table_key(mp.table_name or ""), f"write {mp.name} [{batch.start}, {batch.end})")
             rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
             complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
@@ -214,6 +223,8 @@ class Executor:
         """
         if any(mp.promotes or mp.records_entry for mp in built) and self._superseded(built):
             return
+        if any(mp.promotes or mp.records_entry for mp in built):
+            self.fence.commit(env_key(self.plan.env), "promote")
         rows = []
         for mp in built:
             if mp.promotes:
@@ -255,6 +266,7 @@ class Executor:
                 "the next run builds what is missing")
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
+        self.fence.commit(table_key(mp.table_name or ""), f"{op} {mp.name} [{interval.start}, {interval.end})")
         self.store.append(t.INTERVALS, [t.interval_row(mp.table_name, mp.fingerprint, mp.name, interval.start,
                                                        interval.end, op, self.run_id)])
 

@@ -1,13 +1,18 @@
-"""Locks on what a call writes: one writer per physical table (and per environment's views) at a time.
+"""Leases on what a call writes: one writer per physical table (and per environment's views), across applications.
+
+The arbiter is :mod:`pyspark_incr.state.claims` (exclusive file creates, no wall-clock order).
+A call claims every key it writes, in sorted order so two calls never wait on each other in a
+cycle, renews each claim every quarter of its lease while it works, and checks the claim's token
+before each commit of data or state (:meth:`Locks.commit`): once another application has fenced
+the claim, the holder stops and commits nothing more. A renewal that finds the claim fenced, or
+that cannot be written for a whole lease, marks the claim lost the same way.
 
 Within one Spark application -- threads, sessions of one Thrift or Connect server, which share one
-Python worker -- a process-wide mutex per key gives mutual exclusion. The state table ``locks``
-shows the holder to every process and carries a lease: the holder renews it while it works
-(every third of the lease), so the lock of a run killed outright expires after the lease and is
-taken over. Across Spark applications the catalog rows are the only arbiter: a claim is kept only
-when no earlier live claim of another owner is seen after appending it (append, then read back).
+Python worker -- a process-wide mutex per key first lines calls up, so they wait on each other
+without polling the file system.
 
-A waiting call gives up after ``spark.incr.lockTimeout`` seconds with an error naming the holder.
+A call that finds a key held waits up to ``wait`` seconds (default ``spark.incr.lockTimeout``),
+polling; then :class:`Claimed` names the holder: its run, application, host and since when.
 """
 
 from __future__ import annotations
@@ -17,33 +22,27 @@ import socket
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
+from pyspark_incr.bridge.jvm import app_id
 from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
-from pyspark_incr.errors import LockTimeout
+from pyspark_incr.errors import ClaimLost, LockTimeout
+from pyspark_incr.stalls import frozen, stall
+from pyspark_incr.state import claims
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore
+from pyspark_incr.state.store import table_location
 
-_POLL_SECONDS = 0.5
+_POLL_SECONDS = 0.25
 _mutexes: dict[tuple[str, str], threading.Lock] = {}
 _mutexes_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A live lock row: who holds ``key`` and until when its lease runs."""
+class Claimed(LockTimeout):
+    """What this call writes is claimed by another call, which was still at work when the wait ran out."""
 
-    key: str
-    owner: str
-    procedure: str
-    seq: int
-    lease_until_ms: int
-
-    def describe(self) -> str:
-        until = datetime.fromtimestamp(self.lease_until_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-        return f"{self.owner} (incr.{self.procedure}; lease until {until})"
+    def __init__(self, message: str, holder: claims.Holder) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 def table_key(table_name: str) -> str:
@@ -55,138 +54,195 @@ def table_key(table_name: str) -> str:
     return f"table {table_name.lower()}"
 
 
+def env_key(env: str) -> str:
+    """The lock key of an environment's views and entries."""
+    return f"environment {env}"
+
+
+class NoFence:
+    """The fence of a call that holds no claim (it writes nothing another call could)."""
+
+    def commit(self, key: str, what: str = "") -> None:
+        """Nothing to check."""
+
+    def check(self, key: str | None = None) -> None:
+        """Nothing to check."""
+
+
 def owner_id(run_id: str) -> str:
-    """Who a lock row belongs to: the run, on which host and process (what an operator needs to find it)."""
+    """Who a claim belongs to: the run, on which host and process (what an operator needs to find it)."""
     return f"{run_id}@{socket.gethostname()}:{os.getpid()}"
 
 
 class Locks:
-    """The locks one call holds; ``with Locks(...).held(keys):`` around everything it writes."""
+    """The claims one call holds; ``with Locks(...).held(keys):`` around everything it writes."""
 
-    def __init__(self, spark: Any, schema: str, owner: str, procedure: str) -> None:
+    def __init__(self, spark: Any, schema: str, owner: str, procedure: str, wait_s: float | None = None,
+                 work: dict[str, tuple[tuple[str, int | None, int | None], ...]] | None = None,
+                 env: str | None = None) -> None:
         self.spark, self.schema, self.owner, self.procedure = spark, schema, owner, procedure
         self.lease_s = float(setting(spark, LOCK_LEASE))
-        self.timeout_s = float(setting(spark, LOCK_TIMEOUT))
-        self._held: list[str] = []
+        self.timeout_s = float(setting(spark, LOCK_TIMEOUT)) if wait_s is None else wait_s
+        self.work, self.env = work or {}, env
+        #: With ``partial``, a table key still claimed when the wait runs out is skipped, not an error.
+        self.partial = False
+        #: The keys skipped so, with their holders.
+        self.claimed: dict[str, claims.Holder] = {}
+        #: Dead holders fenced to win a key: their runs are reported abandoned.
+        self.fenced: list[claims.Holder] = []
+        #: Who held each key this call waited for, last before it: what the call reports as built meanwhile.
+        self.waited: dict[str, claims.Holder] = {}
+        self._keys: list[str] = []
+        self._contended: set[str] = set()
+        self._held: dict[str, claims.Claim] = {}
+        self._next: dict[str, int] = {}
+        self._lost: dict[str, str] = {}
+        self._marking = threading.Lock()
         self._mutexes: list[threading.Lock] = []
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self._root = ""
 
-    def held(self, keys: Iterable[str]) -> "Locks":
-        """Acquire ``keys`` (in sorted order, so two calls never wait on each other in a cycle)."""
-        self._keys = sorted(set(keys))
+    def held(self, keys: Iterable[str], partial: bool = False) -> "Locks":
+        """Acquire ``keys`` (in sorted order, so two calls never wait on each other in a cycle); with
+        ``partial``, tables another call keeps past the wait are left out (see :attr:`claimed`)."""
+        self._keys, self.partial = sorted(set(keys)), partial
         return self
 
     def __enter__(self) -> "Locks":
         deadline = time.monotonic() + self.timeout_s
         try:
-            for key in self._keys:
-                self._lock_mutex(key, deadline)
             if self._keys:
-                self._claim(deadline)
+                self._root = claims.root(table_location(self.spark, self.schema, t.LOCKS.name).toString())
+            for key in self._keys:
+                try:
+                    mutex = self._lock_mutex(key, deadline)
+                    self._claim(key, deadline, mutex)
+                except Claimed as e:
+                    if not (self.partial and key.startswith("table ")):
+                        raise
+                    self.claimed[key] = e.holder
         except BaseException:
             self.release()
             raise
         if self._held:
-            self._renewer = threading.Thread(target=self._renew, name="incr-lock-renewer", daemon=True)
+            self._renewer = threading.Thread(target=self._renew, name="incr-lease-renewer", daemon=True)
             self._renewer.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
 
+    def check(self, key: str | None = None) -> None:
+        """Raise :class:`ClaimLost` when a claim this call holds (``key``'s, or any) is no longer its own."""
+        lost = [k for k in ([key] if key else list(self._lost)) if k in self._lost]
+        if lost:
+            raise ClaimLost(f"incr.{self.procedure}: {self._lost[lost[0]]}; this call stopped before writing more. "
+                            "What it committed before stays; run it again to see what is left")
+
+    def commit(self, key: str, what: str = "") -> None:
+        """Check the claim's token where it counts, just before a commit of data or state under ``key``."""
+        stall("before-commit")
+        if key not in self._held:
+            return
+        if not self._mark(key, claims.COMMIT, what):
+            self._lost.setdefault(key, f"{key} was taken over by another application (this call's lease ran out)")
+        self.check(key)
+
     def release(self) -> None:
-        """Give back every key held (catalog rows first, then the process mutexes)."""
+        """Give back every key held (claims first, then the process mutexes)."""
         self._stop.set()
         if self._renewer is not None:
             self._renewer.join()
         try:
-            if self._held:
-                self._append("release", self._held)
+            for key in list(self._held):
+                if key not in self._lost:
+                    self._mark(key, claims.RELEASE)
         finally:
             for mutex in reversed(self._mutexes):
                 mutex.release()
-            self._held, self._mutexes = [], []
+            self._held, self._mutexes = {}, []
 
-    def _lock_mutex(self, key: str, deadline: float) -> None:
+    def _lock_mutex(self, key: str, deadline: float) -> threading.Lock:
         """This process's mutex of ``key``: other calls of this Spark application wait here."""
         mutex = _mutex(self.schema, key)
+        if mutex.acquire(blocking=False):
+            self._mutexes.append(mutex)
+            return mutex
+        self._contended.add(key)
         if not mutex.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            holder = live_claims(self.spark, self.schema).get(key)
-            raise self._timeout(key, holder.describe() if holder else "another call of this Spark application")
+            holder = self._holder_of(key)
+            if holder is not None:
+                raise self._claimed(holder)
+            raise LockTimeout(f"incr.{self.procedure}: {key} is locked by another call of this Spark application; "
+                              f"waited {self.timeout_s:g} s. Nothing was changed: run again when it is done, or "
+                              "pass a longer wait")
         self._mutexes.append(mutex)
+        return mutex
 
-    def _claim(self, deadline: float) -> None:
-        """Claim every key in the catalog at once: one append and one read back per attempt, whatever their number."""
+    def _claim(self, key: str, deadline: float, mutex: threading.Lock) -> None:
+        """Win ``key``'s claim, polling while another application holds it, until ``deadline`` (then the
+        key's mutex is given back)."""
+        kdir = claims.key_dir(self._root, key)
+        rec = claims.record(key, self.owner, self.procedure, app_id(self.spark), int(self.lease_s * 1000),
+                            self.work.get(key, ()), self.env)
         while True:
-            holder = self._other_holder()
-            if holder is None:
-                self._append("acquire", self._keys)
-                holder = self._other_holder(mine_since=True)
-                if holder is None:
-                    self._held = list(self._keys)
-                    return
-                self._append("release", self._keys)  # another process claimed first: back off
-            if time.monotonic() >= deadline:
-                raise self._timeout(holder.key, holder.describe())
+            stall("before-claim")
+            won = claims.attempt(self.spark, kdir, rec)
+            if won.claim is not None:
+                self._held[key], self._next[key] = won.claim, 1
+                if won.fenced is not None:
+                    self.fenced.append(won.fenced)
+                if key in self._contended and won.previous is not None:
+                    self.waited[key] = won.previous
+                stall("after-claim")
+                return
+            if won.holder is not None:
+                self._contended.add(key)
+                if time.monotonic() >= deadline:
+                    self._mutexes.remove(mutex)
+                    mutex.release()
+                    raise self._claimed(won.holder)
             time.sleep(_POLL_SECONDS)
 
-    def _other_holder(self, mine_since: bool = False) -> Claim | None:
-        """The oldest live claim of another owner on one of the keys; with ``mine_since``, only one older than
-        this owner's own claim of that key."""
-        wanted = set(self._keys)
-        claims = [c for c in _live(self.spark, self.schema) if c.key in wanted]
-        mine = {c.key: c.seq for c in claims if c.owner == self.owner}
-        others = sorted((c for c in claims if c.owner != self.owner), key=lambda c: c.seq)
-        if mine_since:
-            others = [c for c in others if c.key not in mine or c.seq < mine[c.key]]
-        return others[0] if others else None
+    def _holder_of(self, key: str) -> claims.Holder | None:
+        return next((h for h in claims.holders(self.spark, self._root) if h.key == key), None)
+
+    def _claimed(self, holder: claims.Holder) -> Claimed:
+        work = f" building {holder.building()}" if holder.work else ""
+        return Claimed(
+            f"incr.{self.procedure}: {holder.key} is claimed by {holder.describe()}{work}; waited "
+            f"{self.timeout_s:g} s. Nothing was changed: run again when it is done, or pass wait => '10 minutes'; "
+            f"a claim of a run that was killed ends {self.lease_s:g} s after it was last heard "
+            "(spark.incr.lockLease)", holder)
+
+    def _mark(self, key: str, op: str, detail: str = "") -> bool:
+        with self._marking:
+            n = self._next[key]
+            self._next[key] = n + 1
+            return claims.mark(self.spark, self._held[key], n, op, detail)
 
     def _renew(self) -> None:
-        while not self._stop.wait(self.lease_s / 3):
-            try:
-                self._append("renew", self._held)
-            except Exception:  # noqa: BLE001 - a missed renewal only shortens the lease; the next one may land
-                continue
-
-    def _append(self, op: str, keys: list[str]) -> None:
-        lease_until = int((time.time() + self.lease_s) * 1000) if op != "release" else 0
-        StateStore(self.spark, self.schema).append(t.LOCKS, [
-            {"lock_key": key, "owner": self.owner, "procedure": self.procedure, "op": op, "lease_until_ms": lease_until}
-            for key in keys
-        ])
-
-    def _timeout(self, key: str, holder: str) -> LockTimeout:
-        return LockTimeout(
-            f"incr.{self.procedure}: {key} is locked by {holder}; waited {self.timeout_s:g} s "
-            f"(spark.incr.lockTimeout). Nothing was changed: run again when it is done; a lock of a run that "
-            f"was killed expires when its lease (spark.incr.lockLease) runs out"
-        )
+        """Every quarter of the lease, a renewal marker per claim; a claim fenced, or unrenewed for a lease, is lost."""
+        last_ok = {key: time.monotonic() for key in self._held}
+        while not self._stop.wait(self.lease_s / 4):
+            while frozen.is_set() and not self._stop.is_set():
+                time.sleep(0.05)
+            for key in [k for k in self._held if k not in self._lost]:
+                try:
+                    if not self._mark(key, claims.RENEW):
+                        self._lost[key] = f"{key} was taken over by another application (this call's lease ran out)"
+                        continue
+                    last_ok[key] = time.monotonic()
+                except Exception as e:  # noqa: BLE001 - a renewal may fail once; a lease's worth of failures loses it
+                    if time.monotonic() - last_ok[key] >= self.lease_s:
+                        self._lost[key] = f"the lease of {key} could not be renewed for {self.lease_s:g} s ({e})"
 
 
-def live_claims(spark: Any, schema: str) -> dict[str, Claim]:
-    """The oldest live claim of each key: who holds it."""
-    oldest: dict[str, Claim] = {}
-    for claim in sorted(_live(spark, schema), key=lambda c: c.seq, reverse=True):
-        oldest[claim.key] = claim
-    return oldest
-
-
-def _live(spark: Any, schema: str) -> list[Claim]:
-    """Every live claim: per key and owner, the current claim (begun by an acquire) whose lease has not run out."""
-    rows = StateStore(spark, schema).read(t.LOCKS)
-    latest: dict[tuple[str, str], dict] = {}
-    since: dict[tuple[str, str], int] = {}  # the acquire that began each owner's current claim
-    for row in rows.sort_by("seq").to_pylist():
-        pair = (row["lock_key"], row["owner"])
-        latest[pair] = row
-        if row["op"] == "acquire" or pair not in since:
-            since[pair] = row["seq"]
-        if row["op"] == "release":
-            since.pop(pair)
-    now_ms = int(time.time() * 1000)
-    return [Claim(k, o, r["procedure"], since[(k, o)], r["lease_until_ms"]) for (k, o), r in latest.items()
-            if r["op"] != "release" and r["lease_until_ms"] > now_ms]
+def in_flight(spark: Any, schema: str) -> list[claims.Holder]:
+    """Every claim held now in ``schema``'s state, live or past its lease (a killed holder's, until taken over)."""
+    location = table_location(spark, schema, t.LOCKS.name)
+    return claims.holders(spark, claims.root(location.toString())) if location is not None else []
 
 
 def _mutex(schema: str, key: str) -> threading.Lock:

@@ -64,6 +64,8 @@ class StateStore:
         self.spark = spark
         self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
+        #: The file listing version (:func:`files_version`) each table was read at.
+        self._versions: dict[str, tuple] = {}
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
@@ -130,11 +132,18 @@ class StateStore:
             if listed is None:
                 raise StateError(f"the directory of {name} ({root}) is missing")
             self._cache[table.name] = file_cache(self.spark, self.schema, table).rows(self.spark, root.toString(), listed)
+            self._versions[table.name] = _version(listed)
+            if "seq" in table.schema.names and self._cache[table.name].num_rows:
+                t.observe_seq(pc.max(self._cache[table.name]["seq"]).as_py())
         except Exception as e:  # noqa: BLE001 - any read failure is a state problem for the user
             raise StateError(
                 f"state table {name} cannot be read ({e}); "
                 "check the catalog, or point spark.incr.stateSchema at a fresh schema"
             ) from e
+
+    def read_version(self, table: t.StateTable) -> tuple | None:
+        """The version of ``table``'s files this store read (None when it has not read them)."""
+        return self._versions.get(table.name) if table.name in self._cache else None
 
     def append(self, table: t.StateTable, rows: Iterable[dict[str, Any]]) -> None:
         rows = list(rows)
@@ -198,6 +207,17 @@ class StateStore:
             changes.setdefault(name, []).append((op, Interval(start, end)))
         return {key: fold_intervals(rows) for key, rows in changes.items()}
 
+    def built_by(self, run_id: str) -> dict[str, IntervalSet]:
+        """Intervals each model had recorded built by one run (its 'add' rows), whatever came after."""
+        table = self.read(t.INTERVALS)
+        if not table.num_rows:
+            return {}
+        rows = table.filter(pc.and_(pc.equal(table["run_id"], run_id), pc.equal(table["op"], "add")))
+        found: dict[str, list[Interval]] = {}
+        for model, start, end in zip(*(rows[c].to_pylist() for c in ("model", "start_ms", "end_ms"))):
+            found.setdefault(model, []).append(Interval(start, end))
+        return {model: IntervalSet(intervals) for model, intervals in found.items()}
+
 
 def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> None:
     """Append ``rows`` to a state table as ONE file, moved in whole by a rename: an append is atomic.
@@ -260,6 +280,10 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     if listed is None:
         _locations.pop((app_id(spark), schema, name), None)
         return None
+    return _version(listed)
+
+
+def _version(listed: dict[str, int]) -> tuple:
     return len(listed), sum(listed.values()), hash(frozenset(listed))
 
 

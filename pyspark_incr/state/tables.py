@@ -100,8 +100,8 @@ LOCKS = StateTable(
     "locks",
     _schema(("lock_key", pa.string()), ("owner", pa.string()), ("procedure", pa.string()), ("op", pa.string()),
             ("lease_until_ms", pa.int64()), ("seq", pa.int64()), ("at", _TS)),
-    "Who writes what now: 'acquire', 'renew' (every third of the lease) and 'release' rows per key "
-    "(a physical table, or an environment's views) and owner (run@host:pid); a claim past its lease is dead.",
+    "No longer written: claims live as files in its directory (_claims/, see state/claims.py). Rows left by "
+    "versions before that ('acquire', 'renew', 'release' per key and owner) are folded away by compaction.",
 )
 
 ALL_TABLES = (MODELS, ENVIRONMENTS, INTERVALS, RUNS, LOCKS)
@@ -111,11 +111,23 @@ _last_seq = 0
 
 
 def next_seq() -> int:
-    """A strictly increasing sequence number (wall-clock ns; orders rows across processes)."""
+    """A strictly increasing sequence number: wall-clock ns, but always above every ``seq`` this process has read.
+
+    Rows are folded in ``seq`` order. Two applications write rows of one table or environment only
+    one after the other (claims), and the later one reads state after winning its claim, so its rows
+    sort after the earlier one's even when its host's clock is behind (a Lamport clock).
+    """
     global _last_seq
     with _seq_lock:
         _last_seq = max(_last_seq + 1, time.time_ns())
         return _last_seq
+
+
+def observe_seq(seq: int) -> None:
+    """Note a ``seq`` read from state: rows this process writes later sort after it."""
+    global _last_seq
+    with _seq_lock:
+        _last_seq = max(_last_seq, seq)
 
 
 def interval_row(table_name: str | None, fingerprint: str | None, model: str, start_ms: int, end_ms: int,

@@ -108,6 +108,16 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
         spark.catalog.dropTempView(view)
 
 
+def forget_cached(spark: Any, table: exp.Table | str) -> None:
+    """Make this session list ``table``'s files again on its next read, as REFRESH TABLE does, without
+    resolving it (a table that does not exist is fine)."""
+    parsed = table if isinstance(table, exp.Table) else exp.to_table(table, dialect="spark")
+    try:
+        shim_class(spark, "StateFiles").invalidate(spark._jsparkSession, parsed.db or "default", parsed.name)
+    except Exception:  # noqa: BLE001 - no JVM catalog at hand (Spark Connect): Spark's own refresh is all there is
+        pass
+
+
 def discard_dead_commit(spark: Any, table: exp.Table) -> None:
     """Delete the ``_temporary`` directory a killed INSERT left in the table's directory.
 

@@ -136,6 +136,80 @@ public final class StateFiles {
     return "file".equals(uri.getScheme()) ? Paths.get(uri.getPath()) : null;
   }
 
+  /**
+   * Create {@code dir/name} holding {@code data} only if no file of that name exists: true when this
+   * call created it, false when it was there already. The claims of pyspark-incr rest on this being
+   * atomic: locally it is one {@code open(O_CREAT|O_EXCL)}; on HDFS {@code create} without overwrite
+   * is decided by the NameNode; on an object store it holds only where the connector makes it a
+   * conditional put (S3A with {@code fs.s3a.create.conditional.enabled}). The content lands after
+   * the name, so a reader may briefly see the file empty. Without {@code makeParents} a missing
+   * {@code dir} fails the create (false): a claim's generation directory deleted after it was
+   * fenced cannot be brought back by its stalled holder.
+   */
+  public static boolean createExclusive(SparkSession session, String dir, String name, byte[] data,
+      boolean makeParents) throws IOException {
+    java.nio.file.Path local = local(dir);
+    if (local != null) {
+      if (makeParents) Files.createDirectories(local);
+      try {
+        Files.write(local.resolve(name), data, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        return true;
+      } catch (java.nio.file.FileAlreadyExistsException | NoSuchFileException e) {
+        return false;
+      }
+    }
+    Path path = new Path(dir, name);
+    FileSystem fs = path.getFileSystem(session.sessionState().newHadoopConf());
+    try (OutputStream out = makeParents ? fs.create(path, false)
+        : fs.createNonRecursive(path, false, 4096, fs.getDefaultReplication(path), fs.getDefaultBlockSize(path), null)) {
+      out.write(data);
+      return true;
+    } catch (org.apache.hadoop.fs.FileAlreadyExistsException | FileNotFoundException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Every file under {@code dir}, {@code depth} levels of directories down at most, one line each:
+   * {@code relative path TAB length TAB modification time (epoch ms, the storage's clock)}; empty
+   * when {@code dir} is missing. Claims are read this way: one call however many keys and markers.
+   */
+  public static String listTree(SparkSession session, String dir, int depth) throws IOException {
+    Path root = new Path(dir);
+    FileSystem fs = root.getFileSystem(session.sessionState().newHadoopConf());
+    StringBuilder out = new StringBuilder();
+    listInto(fs, root, "", depth, out);
+    return out.toString();
+  }
+
+  private static void listInto(FileSystem fs, Path dir, String prefix, int depth, StringBuilder out)
+      throws IOException {
+    FileStatus[] statuses;
+    try {
+      statuses = fs.listStatus(dir);
+    } catch (FileNotFoundException e) {
+      return; // missing, or deleted since the outer listing
+    }
+    for (FileStatus status : statuses) {
+      String name = prefix + status.getPath().getName();
+      if (status.isDirectory()) {
+        if (depth > 0) listInto(fs, status.getPath(), name + "/", depth - 1, out);
+      } else {
+        out.append(name).append('\t').append(status.getLen()).append('\t')
+            .append(status.getModificationTime()).append('\n');
+      }
+    }
+  }
+
+  /** Delete each of {@code names} (newline-separated, relative to {@code dir}), directories with their content. */
+  public static void deleteAll(SparkSession session, String dir, String names) throws IOException {
+    Path root = new Path(dir);
+    FileSystem fs = root.getFileSystem(session.sessionState().newHadoopConf());
+    for (String name : names.split("\n")) {
+      if (!name.isEmpty()) fs.delete(new Path(root, name), true);
+    }
+  }
+
   /** Delete {@code dir/name}; false when it was not there. */
   public static boolean delete(SparkSession session, String dir, String name) throws IOException {
     Path path = new Path(dir, name);

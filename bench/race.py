@@ -1,0 +1,292 @@
+"""Race trials: separate Spark applications on one shared Hive metastore contend for the same work.
+
+    .venv/bin/python bench/race.py [--rounds 20] [--apps 2] [--kinds all] [--modes all] [--seed N] [--work DIR]
+
+Every application is its own process with its own JVM (tests/services/app.py), all on one Hive
+Metastore thrift service (tests/services/metastore.py) and one warehouse. Each round, for one
+model kind: the first application creates the sources and the model beside a reference copy of
+it, applies both through the base days, and new data arrives; then every application calls
+``incr.run`` on the model at the same moment, in one of these modes:
+
+- ``fair``: nothing in the way;
+- ``stall``: one application stalls 300-800 ms at a random step of the claim protocol (after
+  listing, after fencing, after creating its claim, before or after claiming, before a commit);
+- ``pause``: one application is stopped (SIGSTOP, Python and JVM) at a random moment for
+  0.3-3 s, as a GC pause would;
+- ``lapse``: leases of 3 s, and the first application to reach a commit stalls there for 8 s,
+  renewals included: another application must take over, and the stalled one commit nothing;
+- ``kill``: leases of 3 s, and the first application is killed (SIGKILL, JVM included) at a
+  random moment of its run; the others must finish the work exactly (then it is started again).
+
+Then the checks: every interval built by exactly one application; the model's table equals the
+reference, built alone afterwards, row for row (EXCEPT ALL both ways); state says every interval
+is built and nothing is in flight; and a further run has nothing to do. One line per round, a
+summary per kind and mode, exit status 1 if any round failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from services.app import App  # noqa: E402
+from services.metastore import MetastoreService  # noqa: E402
+
+from pyspark_incr.sqltext import call_sql  # noqa: E402
+
+BASE_AT, RUN_AT = "2024-01-04 00:00:00", "2024-01-08 00:00:00"
+STALL_POINTS = ("listed", "fenced", "created", "before-claim", "after-claim", "before-commit")
+MODES = ("fair", "stall", "pause", "lapse", "kill")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One model kind under trial: its MODEL kind clause and query (``{raw}``: the sources' schema)."""
+
+    name: str
+    kind_sql: str
+    query: str
+    extra: str = ""
+    #: Whether each interval is built once (kinds without intervals rebuild the whole object).
+    intervals: bool = True
+
+
+KINDS = {k.name: k for k in (
+    Kind("time_range", "INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 1)",
+         "SELECT ds, customer, SUM(amount) AS total, COUNT(*) AS n FROM {raw}.events "
+         "WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds, customer"),
+    Kind("time_range_shared_partitions", "INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 12)",
+         "SELECT ts, CAST(ts AS DATE) AS event_date, customer, amount FROM {raw}.events "
+         "WHERE ts BETWEEN @start_ts AND @end_ts", ", partitioned_by (event_date), cron '@hourly'"),
+    Kind("unmanaged", "INCREMENTAL_UNMANAGED",
+         "SELECT id, customer, amount, ds FROM {raw}.events WHERE ds BETWEEN @start_ds AND @end_ds"),
+    Kind("cursor", "INCREMENTAL_BY_CURSOR (cursor_column ts, initial_value '2024-01-01')",
+         "SELECT id, customer, amount, ts FROM {raw}.events WHERE ts > @last_value", intervals=False),
+    Kind("unique_key", "INCREMENTAL_BY_UNIQUE_KEY (unique_key customer, batch_size 1)",
+         "SELECT customer, id AS last_id, amount AS last_amount, ds AS last_ds FROM {raw}.events "
+         "WHERE ds BETWEEN @start_ds AND @end_ds "
+         "QUALIFY ROW_NUMBER() OVER (PARTITION BY customer ORDER BY ts DESC, id DESC) = 1"),
+    Kind("scd2", "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [tier])",
+         "SELECT id, name, tier FROM {raw}.customers", intervals=False),
+    Kind("full", "FULL", "SELECT customer, SUM(amount) AS total FROM {raw}.events GROUP BY customer",
+         intervals=False),
+)}
+
+
+def events_sql(day: int) -> str:
+    """Day ``day`` (1-based, from 2024-01-01) of events: 12 per day, unique ids, a growing ts."""
+    return (f"SELECT CAST({day} * 1000 + i AS BIGINT) AS id, CAST((i * 7 + {day}) % 5 AS INT) AS customer, "
+            f"CAST((i * 13 + {day} * 5) % 50 + 1 AS INT) AS amount, DATE_ADD(DATE'2024-01-01', {day - 1}) AS ds, "
+            f"TIMESTAMP'2024-01-01 00:00:00' + make_interval(0, 0, 0, {day - 1}, 0, CAST(i * 117 + 7 AS INT), 0) AS ts "
+            "FROM range(0, 12) AS r(i)")
+
+
+def customers_sql(version: int) -> str:
+    return (f"SELECT CAST(id AS INT) AS id, CONCAT('c', id) AS name, CASE WHEN (id + {version}) % 3 = 0 THEN 'gold' "
+            f"ELSE 'silver' END AS tier FROM range(0, 6) AS r(id) WHERE id <> {version + 5}")
+
+
+class Round:
+    """One trial: schemas of its own, the model and its reference, the race, the checks."""
+
+    def __init__(self, number: int, kind: Kind, mode: str, apps: list[App], rng: random.Random,
+                 restart=None) -> None:
+        self.n, self.kind, self.mode, self.apps, self.rng = number, kind, mode, apps, rng
+        #: Starts application ``i`` again (after a kill), returning it.
+        self.restart = restart
+        self.prefix = f"race{number}_{kind.name}"
+        self.raw = f"{self.prefix}_raw"
+        self.model, self.reference = f"{self.prefix}.m", f"{self.prefix}.ref"
+
+    def run(self) -> list[str]:
+        """Set up, race, check: the problems found (empty when the round passed)."""
+        lease = "3" if self.mode in ("lapse", "kill") else "60"
+        for app in self.apps:
+            app.conf({"spark.incr.stateSchema": f"{self.prefix}_state",
+                      "spark.incr.physicalSchema": f"{self.prefix}_physical", "spark.incr.lockLease": lease})
+        self._setup(self.apps[0])
+        answers = self._race()
+        return self._check(answers)
+
+    def _setup(self, app: App) -> None:
+        app.sql(f"CREATE DATABASE IF NOT EXISTS {self.raw}")
+        app.sql(f"CREATE TABLE {self.raw}.events USING parquet AS {events_sql(1)}")
+        for day in (2, 3):
+            app.sql(f"INSERT INTO {self.raw}.events {events_sql(day)}")
+        app.sql(f"CREATE TABLE {self.raw}.customers USING parquet AS {customers_sql(0)}")
+        for name in (self.model, self.reference):
+            definition = (f"MODEL (name {name}, kind {self.kind.kind_sql}, start '2024-01-01'"
+                          f"{self.kind.extra or ', cron ' + chr(39) + '@daily' + chr(39)}); "
+                          + self.kind.query.format(raw=self.raw))
+            app.sql(call_sql("create_model", definition=definition))
+        failed = [r for r in _rows(app, call_sql("apply", execution_time=BASE_AT)) if r["status"] != "ok"]
+        if failed:
+            raise RuntimeError(f"the base apply failed: {failed}")
+        for day in (4, 5, 6, 7):
+            app.sql(f"INSERT INTO {self.raw}.events {events_sql(day)}")
+        app.sql(f"INSERT OVERWRITE {self.raw}.customers {customers_sql(1)}")
+
+    def _race(self) -> list[dict]:
+        """Every application runs the model at once; their answers (rows, or the error)."""
+        pausing = None
+        if self.mode == "stall":
+            point = self.rng.choice(STALL_POINTS)
+            self.rng.choice(self.apps).python(f"from pyspark_incr import stalls; stalls.STALLS[{point!r}] = "
+                                              f"{self.rng.uniform(0.3, 0.8):.3f}")
+        elif self.mode == "lapse":
+            for app in self.apps:
+                app.python("from pyspark_incr import stalls; stalls.STALLS['before-commit'] = 8.0")
+        run = call_sql("run", execution_time=RUN_AT, select=self.model, wait="120 seconds")
+        for app in self.apps:
+            app.send({"sql": run})
+        if self.mode == "pause":
+            victim = self.rng.choice(self.apps)
+            pausing = threading.Thread(target=_pause, args=(victim, self.rng.uniform(0, 2), self.rng.uniform(0.3, 3)))
+            pausing.start()
+        if self.mode == "kill":
+            time.sleep(self.rng.uniform(0.2, 3))
+            self.apps[0].kill()
+        answers = [app.receive(timeout=600) for app in self.apps]
+        if pausing is not None:
+            pausing.join()
+        if self.mode == "kill":
+            answers[0] = {"ok": True, "columns": [], "rows": [], "killed": True}
+            self.apps[0] = self.restart(0)
+        for app in self.apps:
+            app.python("from pyspark_incr import stalls; stalls.STALLS.clear()")
+        return answers
+
+    def _check(self, answers: list[dict]) -> list[str]:
+        problems = []
+        built = Counter()
+        for i, answer in enumerate(answers):
+            if answer.get("killed"):
+                continue
+            if not answer.get("ok"):
+                problems.append(f"app {i} failed: {answer.get('error')}")
+                continue
+            for r in _as_dicts(answer):
+                if r["status"] == "ok":
+                    built[(r["start"], r["end"])] += 1
+                elif r["status"] == "failed" and not (self.mode == "lapse" and "taken over" in (r["message"] or "")):
+                    problems.append(f"app {i}: {r['status']} {r['start']}: {r['message']}")
+        twice = {k: c for k, c in built.items() if c > 1}
+        if self.kind.intervals and twice:
+            problems.append(f"intervals built more than once: {twice}")
+        if not built and self.mode != "kill":  # a killed application may have built it all before dying
+            problems.append("no application built anything")
+        app = self.apps[0]
+        _rows(app, call_sql("run", execution_time=RUN_AT, select=self.reference))
+        app.python(  # another application wrote the model's table: this session must list it again
+            "from pyspark_incr.state.store import StateStore; from pyspark_incr.writers import tables; "
+            f"tables.forget_cached(spark, StateStore(spark).environment('prod')[{self.model!r}].table_name)")
+        for a, b in ((self.model, self.reference), (self.reference, self.model)):
+            extra = app.sql(f"SELECT COUNT(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})")[0][0]
+            if extra:
+                problems.append(f"{extra} row(s) of {a} are not in {b}")
+        status = _rows(app, call_sql("status", model=self.model, execution_time=RUN_AT))
+        if any(r["state"] in ("missing", "building") for r in status):
+            problems.append(f"state: {[(r['state'], r['start'], r['claimed_by']) for r in status]}")
+        again = _rows(self.apps[-1], call_sql("run", execution_time=RUN_AT, select=self.model))
+        if self.kind.intervals and again:
+            problems.append(f"a further run had work left: {again}")
+        if problems:  # what each application said, to tell the story
+            problems += [f"app {i} said: " + (str([(r["status"], r["start"], (r["message"] or "")[:160])
+                                                    for r in _as_dicts(a)]) if a.get("ok") else str(a.get("error")))
+                         for i, a in enumerate(answers)]
+        return problems
+
+
+def _pause(app: App, after: float, length: float) -> None:
+    time.sleep(after)
+    app.pause()
+    time.sleep(length)
+    app.resume()
+
+
+def _rows(app: App, sql: str) -> list[dict]:
+    return _as_dicts(app.request({"sql": sql}))
+
+
+def _as_dicts(answer: dict) -> list[dict]:
+    if not answer.get("ok"):
+        raise RuntimeError(answer.get("error"))
+    return [dict(zip(answer["columns"], row)) for row in answer["rows"]]
+
+
+def _echo(line: str) -> None:
+    print(line, flush=True)
+
+
+def trials(rounds: int, apps: int, kinds: list[str], modes: list[str], seed: int, work: Path,
+           echo=_echo) -> dict[tuple[str, str], tuple[int, int]]:
+    """Run ``rounds`` rounds of each kind, modes in turn; ``{(kind, mode): (passed, total)}``."""
+    rng = random.Random(seed)
+    service = MetastoreService.start(work / "metastore")
+    running: list[App] = []
+    tally: dict[tuple[str, str], list[int]] = {}
+    try:
+        conf = service.spark_conf()
+        running = [App.start(conf, f"app{i}", work / f"app{i}") for i in range(apps)]
+
+        def restart(i: int) -> App:
+            running[i] = App.start(conf, f"app{i}", work / f"app{i}")
+            return running[i]
+
+        number = 0
+        for k, kind in enumerate(kinds):
+            for r in range(rounds):
+                mode = modes[(r + k) % len(modes)]  # kinds start at different modes: one round each covers all
+                number += 1
+                started = time.monotonic()
+                problems = Round(number, KINDS[kind], mode, running, rng, restart).run()
+                entry = tally.setdefault((kind, mode), [0, 0])
+                entry[0] += not problems
+                entry[1] += 1
+                verdict = "ok" if not problems else "FAILED: " + "; ".join(problems)
+                echo(f"round {number} {kind} {mode} ({time.monotonic() - started:.1f} s): {verdict}")
+    finally:
+        for app in running:
+            app.close()
+        service.stop()
+    return {k: (v[0], v[1]) for k, v in tally.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20, help="rounds per kind (modes in turn)")
+    parser.add_argument("--apps", type=int, default=2)
+    parser.add_argument("--kinds", default="all", help="comma-separated, of: " + ", ".join(KINDS))
+    parser.add_argument("--modes", default="all", help="comma-separated, of: " + ", ".join(MODES))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=None)
+    args = parser.parse_args(argv)
+    kinds = list(KINDS) if args.kinds == "all" else args.kinds.split(",")
+    modes = list(MODES) if args.modes == "all" else args.modes.split(",")
+    work = args.work or Path(tempfile.mkdtemp(prefix="incr-race-"))
+    started = time.monotonic()
+    tally = trials(args.rounds, args.apps, kinds, modes, args.seed, work)
+    passed = sum(p for p, _ in tally.values())
+    total = sum(n for _, n in tally.values())
+    for (kind, mode), (p, n) in sorted(tally.items()):
+        print(f"{kind:30} {mode:6} {p}/{n}")
+    print(json.dumps({"apps": args.apps, "passed": passed, "rounds": total,
+                      "minutes": round((time.monotonic() - started) / 60, 1)}))
+    print(f"race trials: {passed}/{total} passed with {args.apps} applications")
+    return 0 if passed == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

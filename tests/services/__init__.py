@@ -1,0 +1,1 @@
+"""Services the multi-application tests and bench harnesses start: a Hive metastore, Spark applications."""
