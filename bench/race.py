@@ -106,6 +106,8 @@ class Round:
         self.n, self.kind, self.mode, self.apps, self.rng = number, kind, mode, apps, rng
         #: Starts application ``i`` again (after a kill), returning it.
         self.restart = restart
+        #: What the round saw worth saying beside its verdict.
+        self.note = ""
         self.prefix = f"race{number}_{kind.name}"
         self.raw = f"{self.prefix}_raw"
         self.model, self.reference = f"{self.prefix}.m", f"{self.prefix}.ref"
@@ -113,9 +115,10 @@ class Round:
     def run(self) -> list[str]:
         """Set up, race, check: the problems found (empty when the round passed)."""
         lease = "3" if self.mode in ("lapse", "kill") else "60"
+        self.conf = {"spark.incr.stateSchema": f"{self.prefix}_state",
+                     "spark.incr.physicalSchema": f"{self.prefix}_physical", "spark.incr.lockLease": lease}
         for app in self.apps:
-            app.conf({"spark.incr.stateSchema": f"{self.prefix}_state",
-                      "spark.incr.physicalSchema": f"{self.prefix}_physical", "spark.incr.lockLease": lease})
+            app.conf(self.conf)
         self._setup(self.apps[0])
         answers = self._race()
         return self._check(answers)
@@ -164,6 +167,7 @@ class Round:
         if self.mode == "kill":
             answers[0] = {"ok": True, "columns": [], "rows": [], "killed": True}
             self.apps[0] = self.restart(0)
+            self.apps[0].conf(self.conf)
         for app in self.apps:
             app.python("from pyspark_incr import stalls; stalls.STALLS.clear()")
         return answers
@@ -202,6 +206,9 @@ class Round:
         again = _rows(self.apps[-1], call_sql("run", execution_time=RUN_AT, select=self.model))
         if self.kind.intervals and again:
             problems.append(f"a further run had work left: {again}")
+        if self.mode == "kill":  # did the kill hit a holder? its unfinished batches show as abandoned
+            history = _rows(app, call_sql("history", model=self.model, limit=1000))
+            self.note = f"{sum(r['status'] == 'abandoned' for r in history)} batch(es) of the killed run abandoned"
         if problems:  # what each application said, to tell the story
             problems += [f"app {i} said: " + (str([(r["status"], r["start"], (r["message"] or "")[:160])
                                                     for r in _as_dicts(a)]) if a.get("ok") else str(a.get("error")))
@@ -251,11 +258,13 @@ def trials(rounds: int, apps: int, kinds: list[str], modes: list[str], seed: int
                 mode = modes[(r + k) % len(modes)]  # kinds start at different modes: one round each covers all
                 number += 1
                 started = time.monotonic()
-                problems = Round(number, KINDS[kind], mode, running, rng, restart).run()
+                trial = Round(number, KINDS[kind], mode, running, rng, restart)
+                problems = trial.run()
                 entry = tally.setdefault((kind, mode), [0, 0])
                 entry[0] += not problems
                 entry[1] += 1
-                verdict = "ok" if not problems else "FAILED: " + "; ".join(problems)
+                verdict = "ok" + (f" ({trial.note})" if trial.note else "") if not problems else \
+                    "FAILED: " + "; ".join(problems)
                 echo(f"round {number} {kind} {mode} ({time.monotonic() - started:.1f} s): {verdict}")
     finally:
         for app in running:
