@@ -16,7 +16,9 @@ it, applies both through the base days, and new data arrives; then every applica
 - ``lapse``: leases of 3 s, and the first application to reach a commit stalls there for 8 s,
   renewals included: another application must take over, and the stalled one commit nothing;
 - ``kill``: leases of 3 s, and the first application is killed (SIGKILL, JVM included) at a
-  random moment of its run; the others must finish the work exactly (then it is started again).
+  random moment of its run; the others must finish the work exactly (then it is started again);
+- ``apply``: the first application calls ``incr.apply`` (a deploy, which backfills what is missing)
+  while the others call ``incr.run``.
 
 Then the checks: every interval built by exactly one application; the model's table equals the
 reference, built alone afterwards, row for row (EXCEPT ALL both ways); state says every interval
@@ -48,7 +50,7 @@ from pyspark_incr.sqltext import call_sql  # noqa: E402
 
 BASE_AT, RUN_AT = "2024-01-04 00:00:00", "2024-01-08 00:00:00"
 STALL_POINTS = ("listed", "fenced", "created", "before-claim", "after-claim", "before-commit")
-MODES = ("fair", "stall", "pause", "lapse", "kill")
+MODES = ("fair", "stall", "pause", "lapse", "kill", "apply")
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,9 @@ class Round:
             for app in self.apps:
                 app.python("from pyspark_incr import stalls; stalls.STALLS['before-commit'] = 8.0")
         run = call_sql("run", execution_time=RUN_AT, select=self.model, wait="120 seconds")
-        for app in self.apps:
-            app.send({"sql": run})
+        deploy = call_sql("apply", execution_time=RUN_AT, select=self.model, wait="120 seconds")
+        for i, app in enumerate(self.apps):
+            app.send({"sql": deploy if self.mode == "apply" and i == 0 else run})
         if self.mode == "pause":
             victim = self.rng.choice(self.apps)
             pausing = threading.Thread(target=_pause, args=(victim, self.rng.uniform(0, 2), self.rng.uniform(0.3, 3)))
