@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from crash_harness import phases  # noqa: E402
+from services.app import group_alive  # noqa: E402
 
 READY_TIMEOUT_S, CHILD_TIMEOUT_S = 180, 600
 
@@ -91,18 +93,6 @@ def wait_group_gone(pgid: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(0.1)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether a non-zombie process of group ``pgid`` exists (zombies may never be reaped in a container)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
 
 
 def restore(work: Path) -> Path:

@@ -105,7 +105,7 @@ class App:
             pass
         self.proc.wait()
         deadline = time.monotonic() + 60
-        while _group_alive(self.proc.pid) and time.monotonic() < deadline:
+        while group_alive(self.proc.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
 
     def close(self) -> None:
@@ -119,7 +119,7 @@ class App:
         self.kill()
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     """Whether a non-zombie process of group ``pgid`` exists (zombies may never be reaped in a container)."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
