@@ -108,6 +108,38 @@ def test_a_claim_left_by_a_killed_run_is_taken_over_after_its_lease_and_reported
     assert "application app-gone" in abandoned[0].message and "stopped renewing its claim" in abandoned[0].message
 
 
+def test_what_a_killed_run_staged_and_never_published_is_deleted_by_the_run_taking_its_claim_over(spark, items):
+    from pyspark_incr.writers import generations
+
+    name = items
+    table = physical(spark, name)
+    root = generations.table_root(generations._location(spark, _as_table(table)))
+    dead = f"{root}/{generations.GEN_PREFIX}deadbeef"
+    spark.range(3).write.parquet(dead)  # a generation staged by a writer killed before it published
+    hold_claim(spark, f"table {table}", "dead-run@gone:1", lease_s=2,
+               work=((name, 1704153600000, 1704240000000),))
+    before = spark.table(name).count()
+
+    with _conf(spark, lockTimeout="30"):
+        rows = _call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert [r.status for r in rows if r.model == name] == ["ok"], rows
+    assert not _exists(spark, dead), "the dead writer's generation was deleted"
+    live = generations._location(spark, _as_table(table))
+    assert _exists(spark, live) and spark.table(name).count() >= before, "what readers read was kept"
+
+
+def _as_table(name: str):
+    from sqlglot import exp
+
+    return exp.to_table(name, dialect="spark")
+
+
+def _exists(spark, location: str) -> bool:
+    path = spark._jvm.org.apache.hadoop.fs.Path(location)
+    return path.getFileSystem(spark._jsc.hadoopConfiguration()).exists(path)
+
+
 def test_a_held_claim_makes_run_report_it_in_progress_naming_the_holder_and_changes_nothing(spark, isolated, items):
     name = items
     hold_claim(spark, f"table {physical(spark, name)}", "busy-run@host:42", lease_s=600,

@@ -84,13 +84,17 @@ def janitor(spark: Any, older_than: str | None, dry_run: bool | None, wait: str 
                       if table_key(c[0].sql("spark")) in keys]
         for table, _ in candidates:
             locks.commit(table_key(table.sql("spark")), "drop")
-        # State first: a crash between the two leaves a table state claims nothing of, never the reverse.
+        # Tables first, state last. A call that planned from state before this record sees state moved
+        # once it holds the claim, and plans again; one that plans after it sees the tables gone (the
+        # reverse order let an apply plan between the two from a table about to go: race trials, mode
+        # revert). A crash between the two leaves intervals of a table that is gone: a plan that takes
+        # that version up again finds no table and builds it anew.
+        for table, _ in candidates:
+            _drop(spark, table)
         store.append(t.INTERVALS, [
             t.interval_row(table.sql("spark"), seen.fingerprint, seen.model, ALL_TIME.start, ALL_TIME.end, "remove",
                            "janitor")
             for table, seen in candidates])
-        for table, _ in candidates:
-            _drop(spark, table)
     return [(table.sql("spark"), seen.model, seen.last_seen, "dropped") for table, seen in candidates]
 
 

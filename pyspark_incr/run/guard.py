@@ -30,7 +30,7 @@ from pyspark_incr.run.locks import Locks, env_key, owner_id, table_key
 from pyspark_incr.state import claims, compact
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore, files_version
-from pyspark_incr.writers import tables
+from pyspark_incr.writers import generations, tables
 
 _ATTEMPTS = 3
 #: The state tables a plan is made from: when their files changed since, the plan is made again.
@@ -55,6 +55,7 @@ def execute(spark: Any, store: StateStore, plan: Plan, make_plan: Callable[[], P
         locks = Locks(spark, store.schema, owner_id(run_id), procedure, wait_s, work=_work(plan), env=plan.env)
         with locks.held(keys, partial):
             _record_abandoned(store, locks.fenced, owner_id(run_id))
+            _discard_orphans(spark, plan, locks.fenced)
             now = _state_marker(spark, store.schema)
             if now != basis or None in now:  # another call recorded state since the plan read it
                 plan, basis = make_plan(), now
@@ -167,6 +168,14 @@ def _record_abandoned(store: StateStore, fenced: list[claims.Holder], taker: str
                 "started_at": _utc(h.since_ms), "finished_at": _utc(h.last_ms),
             })
     store.append(t.RUNS, rows)
+
+
+def _discard_orphans(spark: Any, plan: Plan, fenced: list[claims.Holder]) -> None:
+    """Delete what the dead holders staged and never published in the tables whose claims were taken over."""
+    dead = {h.key for h in fenced}
+    for mp in plan.models:
+        if mp.table_name and table_key(mp.table_name) in dead:
+            generations.discard_orphans(spark, mp.table)
 
 
 def _utc(ms: int) -> datetime:

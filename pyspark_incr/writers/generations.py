@@ -165,6 +165,29 @@ def discard(spark: Any, staged: Staged) -> None:
     path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
 
 
+def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
+    """Delete the generations under the table's root that nothing reads: what writers killed before they
+    published left staged. Their names; nothing when the table does not exist.
+
+    Only for a caller holding the table's claim: no live writer of it is staging beside.
+    """
+    try:
+        locations = str(shim_class(spark, "Generations").locations(spark._jsparkSession, table.db, table.name))
+    except Exception:  # noqa: BLE001 - no such table (or no JVM catalog): no generations of it to look at
+        return []
+    root = table_root(locations.splitlines()[0])
+    read = {loc[len(root) + 1:].split("/", 1)[0] for loc in locations.splitlines() if loc.startswith(root + "/")}
+    base = _path(spark, root)
+    fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
+    if not fs.exists(base):
+        return []
+    orphans = [s.getPath() for s in fs.listStatus(base)
+               if s.getPath().getName().startswith(GEN_PREFIX) and s.getPath().getName() not in read]
+    for path in orphans:
+        fs.delete(path, True)
+    return [str(path.getName()) for path in orphans]
+
+
 def _written_partitions(spark: Any, path: str, columns: tuple[str, ...]) -> list[dict[str, str]]:
     """The partition specs a staged write produced, read back from its directory names."""
     if not columns:

@@ -260,6 +260,23 @@ public final class Generations {
   }
 
   /**
+   * Every location the table reads from, one per line: the table's own first, then each partition's
+   * (one catalog call, where a listing through py4j costs a round trip per partition).
+   */
+  public static String locations(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    SessionCatalog catalog = session.sessionState().catalog();
+    CatalogTable meta = catalog.getTableMetadata(ident);
+    StringBuilder out = new StringBuilder(meta.location().toString());
+    if (meta.partitionColumnNames().nonEmpty()) {
+      for (CatalogTablePartition p : CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
+        out.append('\n').append(p.location().toString());
+      }
+    }
+    return out.toString();
+  }
+
+  /**
    * The table's partition specs as a JSON list of objects (column to value, as the catalog keeps
    * them): one catalog call, where SHOW PARTITIONS costs a parsed and executed command.
    */
