@@ -10,11 +10,13 @@ it, applies both through the base days, and new data arrives; then every applica
 
 - ``fair``: nothing in the way;
 - ``stall``: one application stalls 300-800 ms at a random step of the claim protocol (after
-  listing, after fencing, after creating its claim, before or after claiming, before a commit);
+  listing, after fencing, after creating its claim, before or after claiming, before a commit,
+  just before a batch's rows go public);
 - ``pause``: one application is stopped (SIGSTOP, Python and JVM) at a random moment for
   0.3-3 s, as a GC pause would;
-- ``lapse``: leases of 3 s, and the first application to reach a commit stalls there for 8 s,
-  renewals included: another application must take over, and the stalled one commit nothing;
+- ``lapse``: leases of 3 s, and the first application to reach a commit (or, in half the rounds,
+  the point mid-batch where its rows are about to go public) stalls there for 8 s, renewals
+  included: another application must take over, and the stalled one commit nothing;
 - ``kill``: leases of 3 s, and the first application is killed (SIGKILL, JVM included) at a
   random moment of its run; the others must finish the work exactly (then it is started again);
 - ``apply``: the first application calls ``incr.apply`` (a deploy, which backfills what is missing)
@@ -59,7 +61,7 @@ from services.metastore import MetastoreService, Postgres  # noqa: E402
 from pyspark_incr.sqltext import call_sql  # noqa: E402
 
 BASE_AT, RUN_AT = "2024-01-04 00:00:00", "2024-01-08 00:00:00"
-STALL_POINTS = ("listed", "fenced", "created", "before-claim", "after-claim", "before-commit")
+STALL_POINTS = ("listed", "fenced", "created", "before-claim", "after-claim", "before-commit", "before-publish")
 MODES = ("fair", "stall", "pause", "lapse", "kill", "apply", "janitor", "revert", "dropenv")
 
 
@@ -217,9 +219,10 @@ class Round:
             point = self.rng.choice(STALL_POINTS)
             self.rng.choice(self.apps).python(f"from pyspark_incr import stalls; stalls.STALLS[{point!r}] = "
                                               f"{self.rng.uniform(0.3, 0.8):.3f}")
-        elif self.mode == "lapse":
+        elif self.mode == "lapse":  # at a batch's first claim check, or mid-batch just before its rows go public
+            point = self.rng.choice(("before-commit", "before-publish"))
             for app in self.apps:
-                app.python("from pyspark_incr import stalls; stalls.STALLS['before-commit'] = 8.0")
+                app.python(f"from pyspark_incr import stalls; stalls.STALLS[{point!r}] = 8.0")
         self.roles = self._calls()
         # the janitor or drop_environment starts 0-5 s late at random: first, mid-plan or mid-build
         late = self.rng.uniform(0, 5) if self.mode in ("janitor", "revert", "dropenv") else 0
@@ -257,7 +260,7 @@ class Round:
             if self.roles[i][0] not in ("run", "apply"):
                 continue
             for r in _as_dicts(answer):
-                if r["status"] == "ok" and r.get("start") is not None or r["status"] == "ok" and not self.kind.intervals:
+                if r["status"] == "ok" and (r.get("start") is not None or not self.kind.intervals):  # not promotions
                     built[(r["start"], r["end"])] += 1
                 elif r["status"] == "failed" and not (self.mode == "lapse" and "taken over" in (r["message"] or "")):
                     problems.append(f"app {i}: {r['status']} {r['start']}: {r['message']}")

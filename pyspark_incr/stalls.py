@@ -4,7 +4,8 @@ A trial sets ``PYSPARK_INCR_STALL="point=ms,..."`` in an application's environme
 :data:`STALLS` in a running one). While stalled, the process writes no claim marker at all, its
 lease renewals included, as in a GC pause. Points: ``listed``, ``fenced``, ``created`` (inside a
 claim attempt, :mod:`pyspark_incr.state.claims`), ``before-claim``, ``after-claim``,
-``before-commit`` (:mod:`pyspark_incr.run.locks`). Empty in production: a dictionary lookup per point.
+``before-commit`` (:mod:`pyspark_incr.run.locks`), ``before-publish`` (:mod:`pyspark_incr.commits`,
+mid-batch). Empty in production: a dictionary lookup per point.
 """
 
 from __future__ import annotations

@@ -129,6 +129,44 @@ def test_what_a_killed_run_staged_and_never_published_is_deleted_by_the_run_taki
     assert _exists(spark, live) and spark.table(name).count() >= before, "what readers read was kept"
 
 
+@pytest.mark.parametrize("refused", ["publish", "insert into"])
+def test_a_batch_whose_claim_is_lost_mid_write_makes_none_of_its_rows_public(spark, isolated, items, monkeypatch,
+                                                                               refused):
+    """The claim is checked again as the rows go public (a generation published, an INSERT started)."""
+    from pyspark_incr.run.locks import Locks
+    from pyspark_incr.writers import generations
+
+    name = items
+    if refused == "insert into":  # an append kind: its rows go public by INSERT
+        name = f"{isolated}.appended"
+        _call(spark, "create_model", definition=(
+            f"MODEL (name {name}, kind INCREMENTAL_UNMANAGED, start '2024-01-01', cron '@daily'); "
+            f"SELECT id, name, ds FROM {isolated}_raw.items WHERE ds BETWEEN @start_ds AND @end_ds"))
+        _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    table = physical(spark, name)
+    root = generations.table_root(generations._location(spark, _as_table(table)))
+    before_rows, before_files = spark.table(name).collect(), _listing(spark, root)
+    commit = Locks.commit
+
+    def taken_over_meanwhile(self, key, what=""):
+        if what.startswith(refused):
+            self._lost[key] = f"{key} was taken over by another application (this call's lease ran out)"
+        commit(self, key, what)
+
+    monkeypatch.setattr(Locks, "commit", taken_over_meanwhile)
+    rows = _call(spark, "run", execution_time="2024-01-04 00:00:00", select=name)
+
+    assert [r.status for r in rows] == ["failed"] and "taken over" in rows[0].message, rows
+    assert sorted(spark.table(name).collect()) == sorted(before_rows), "none of the batch's rows went public"
+    assert _listing(spark, root) == before_files, "nothing staged was left behind"
+
+
+def _listing(spark, root: str) -> set[str]:
+    path = spark._jvm.org.apache.hadoop.fs.Path(root)
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    return {str(s.getPath().getName()) for s in fs.listStatus(path) if not s.getPath().getName().startswith(".")}
+
+
 def _as_table(name: str):
     from sqlglot import exp
 

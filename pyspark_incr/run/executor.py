@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from pyspark_incr import commits
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval, IntervalSet
 from pyspark_incr.plan import forward, safety, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
@@ -178,8 +179,10 @@ class Executor:
         try:
             if mp.built.intersection(IntervalSet([batch])):
                 self._record_intervals(mp, batch, "remove")
-            self.fence.commit(table_key(mp.table_name or ""), f"write {mp.name} [{batch.start}, {batch.end})")
-            rows = writer.write(ctx, batch)
+            key = table_key(mp.table_name or "")
+            self.fence.commit(key, f"write {mp.name} [{batch.start}, {batch.end})")
+            with commits.guarded(lambda what: self.fence.commit(key, what)):  # and again as its rows go public
+                rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
             complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
             if mp.model.kind.has_intervals and not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr import commits
 from pyspark_incr.bridge.jvm import shim_class
 from pyspark_incr.writers.partitions import NULL_PARTITION
 
@@ -128,6 +129,7 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
     Partitions not in ``staged`` or ``emptied`` keep what they had; ``emptied`` partitions the table
     does not have are ignored.
     """
+    commits.check(f"publish {table.sql('spark')}")
     if not partition_columns:
         root = staged.path.rsplit("/", 1)[0]  # stage() put it directly under the table's root
         location = _location(spark, table)

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr import commits
 from pyspark_incr.bridge.jvm import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import docs, formats
@@ -103,6 +104,8 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
     view = f"__incr_batch_{uuid.uuid4().hex}"
     df.select(*[quoted(c) for c in columns]).createOrReplaceTempView(view)
     try:
+        # an INSERT computes and commits in one Spark job: this is the last moment to refuse it
+        commits.check(f"insert into {table.sql('spark')}")
         return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
     finally:
         spark.catalog.dropTempView(view)
