@@ -161,6 +161,49 @@ def test_a_batch_whose_claim_is_lost_mid_write_makes_none_of_its_rows_public(spa
     assert _listing(spark, root) == before_files, "nothing staged was left behind"
 
 
+def test_an_insert_whose_claim_is_taken_over_while_its_job_runs_commits_none_of_its_rows(spark, isolated):
+    """The window a check before the INSERT leaves (its whole Spark job) is closed by the job commit's own check."""
+    import json
+    import os
+    from urllib.parse import urlparse
+
+    from pyspark_incr.state.store import StateStore
+
+    raw = _raw(spark, isolated, days=2)
+    name = f"{isolated}.slow_appends"
+    crawl = "java_method('java.lang.Thread', 'sleep', CAST(1000 AS BIGINT)) IS NOT NULL"
+    _call(spark, "create_model", definition=(
+        f"MODEL (name {name}, kind INCREMENTAL_UNMANAGED, start '2024-01-01', cron '@daily'); "
+        f"SELECT id, name, ds FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds AND {crawl}"))
+    _call(spark, "apply", execution_time="2024-01-02 00:00:00")
+    before = spark.table(name).collect()
+    locks = table_location(spark, StateStore(spark).schema, t.LOCKS.name).toString()
+    key_dir = urlparse(claims.key_dir(claims.root(locks), f"table {physical(spark, name)}")).path
+    earlier = set(os.listdir(key_dir))  # the apply's generations
+    answer = {}
+    run = threading.Thread(target=lambda: answer.update(
+        rows=_call(spark, "run", execution_time="2024-01-03 00:00:00", select=name)))
+    run.start()
+
+    deadline, gen = time.monotonic() + 60, None
+    while gen is None and time.monotonic() < deadline:  # the INSERT's job has started: its check is written
+        for g in sorted(set(os.listdir(key_dir)) - earlier):
+            for m in sorted(f for f in os.listdir(os.path.join(key_dir, g)) if f.startswith("m")):
+                text = open(os.path.join(key_dir, g, m)).read()
+                if text and json.loads(text).get("detail", "").startswith("insert into"):
+                    gen = os.path.join(key_dir, g)
+        time.sleep(0.01)
+    assert gen is not None, "the run reached its INSERT"
+    last = max(int(m[1:]) for m in os.listdir(gen) if m.startswith("m"))
+    with open(os.path.join(gen, f"m{last + 1:08d}"), "x") as fence:  # another application takes it over
+        fence.write(json.dumps({"op": "fence", "by": "taker@elsewhere:1", "at_ms": 0, "detail": ""}))
+    run.join()
+
+    rows = answer["rows"]
+    assert [r.status for r in rows] == ["failed"] and "taken over" in rows[0].message, rows
+    assert sorted(spark.table(name).collect()) == sorted(before), "none of the INSERT's rows were committed"
+
+
 def _listing(spark, root: str) -> set[str]:
     path = spark._jvm.org.apache.hadoop.fs.Path(root)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())

@@ -181,7 +181,7 @@ class Executor:
                 self._record_intervals(mp, batch, "remove")
             key = table_key(mp.table_name or "")
             self.fence.commit(key, f"write {mp.name} [{batch.start}, {batch.end})")
-            with commits.guarded(lambda what: self.fence.commit(key, what)):  # and again as its rows go public
+            with commits.guarded(lambda what: self.fence.commit(key, what), self.fence.claim_ref(key)):  # again as rows go public
                 rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
             complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))

@@ -68,6 +68,10 @@ class NoFence:
     def check(self, key: str | None = None) -> None:
         """Nothing to check."""
 
+    def claim_ref(self, key: str) -> str | None:
+        """No claim for a job commit to check."""
+        return None
+
 
 def owner_id(run_id: str) -> str:
     """Who a claim belongs to: the run, on which host and process (what an operator needs to find it)."""
@@ -218,9 +222,19 @@ class Locks:
 
     def _mark(self, key: str, op: str, detail: str = "") -> bool:
         with self._marking:
-            n = self._next[key]
+            claim, n = self._held[key], self._next[key]
+            while not claims.mark(self.spark, claim, n, op, detail):
+                if claims.taken_by_another(self.spark, claim, n):
+                    self._next[key] = n + 1
+                    return False
+                n += 1  # an INSERT's job commit wrote that marker (FencedCommitProtocol): the next is ours
             self._next[key] = n + 1
-            return claims.mark(self.spark, self._held[key], n, op, detail)
+            return True
+
+    def claim_ref(self, key: str) -> str | None:
+        """The claim on ``key`` as a job commit checks it from the JVM: its generation directory and owner."""
+        claim = self._held.get(key)
+        return None if claim is None else f"{claim.path}\n{self.owner}"
 
     def _renew(self) -> None:
         """Every quarter of the lease, a renewal marker per claim; a claim fenced, or unrenewed for a lease, is lost."""

@@ -171,6 +171,23 @@ def mark(spark: Any, claim: Claim, n: int, op: str, detail: str = "") -> bool:
     return _create(spark, claim.path, _marker(n), _marker_body(op, claim.record["owner"], detail), False)
 
 
+def taken_by_another(spark: Any, claim: Claim, n: int) -> bool:
+    """Whether marker ``n``, which this holder failed to create, ends its claim (a fence, or a release)
+    rather than being one of its own (an INSERT's job commit marks the claim from the JVM).
+
+    A marker is created before its content lands: unreadable for a while, it is taken for a fence.
+    """
+    for _ in range(50):
+        text = _read(spark, claim.path, _marker(n))
+        if text:
+            try:
+                return json.loads(text)["op"] in _ENDED
+            except (ValueError, KeyError):
+                return True
+        time.sleep(0.01)
+    return True
+
+
 def holders(spark: Any, claims_root: str) -> list[Holder]:
     """Every claim in flight under ``claims_root``: newest generations not ended, whatever their lease says."""
     by_key: dict[str, dict[str, int]] = {}

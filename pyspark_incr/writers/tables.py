@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlglot import exp
@@ -104,11 +106,40 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
     view = f"__incr_batch_{uuid.uuid4().hex}"
     df.select(*[quoted(c) for c in columns]).createOrReplaceTempView(view)
     try:
-        # an INSERT computes and commits in one Spark job: this is the last moment to refuse it
+        # an INSERT computes and commits in one Spark job: its job commit checks the claim once more
         commits.check(f"insert into {table.sql('spark')}")
-        return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
+        with _commit_checked(spark, commits.claim()):
+            return _rows_written(spark.sql(insert_sql(table, view, overwrite, replace_where)))
     finally:
         spark.catalog.dropTempView(view)
+
+
+#: Spark's own commit protocol, and ours: the same, with the claim checked first at job commit.
+SPARK_COMMIT_PROTOCOL = "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
+FENCED_COMMIT_PROTOCOL = "pysparkincr.FencedCommitProtocol"
+_COMMIT_PROTOCOL = "spark.sql.sources.commitProtocolClass"
+_CLAIM_PROPERTY = "pyspark_incr.claim"
+
+
+@contextmanager
+def _commit_checked(spark: Any, claim_ref: str | None) -> Iterator[None]:
+    """Within the block, this thread's INSERT checks ``claim_ref`` at its job commit.
+
+    The session's commit protocol becomes ours only where it was Spark's default (ours behaves
+    exactly as Spark's for every other write); a protocol of the user's own (an object store's
+    committer) is left alone, and the claim is then checked just before the INSERT only.
+    """
+    if claim_ref is None:
+        yield
+        return
+    if spark.conf.get(_COMMIT_PROTOCOL, SPARK_COMMIT_PROTOCOL) == SPARK_COMMIT_PROTOCOL:
+        spark.conf.set(_COMMIT_PROTOCOL, FENCED_COMMIT_PROTOCOL)
+    context = spark.sparkContext
+    context.setLocalProperty(_CLAIM_PROPERTY, claim_ref)
+    try:
+        yield
+    finally:
+        context.setLocalProperty(_CLAIM_PROPERTY, None)
 
 
 def forget_cached(spark: Any, table: exp.Table | str) -> None:

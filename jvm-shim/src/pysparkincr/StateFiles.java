@@ -148,6 +148,12 @@ public final class StateFiles {
    */
   public static boolean createExclusive(SparkSession session, String dir, String name, byte[] data,
       boolean makeParents) throws IOException {
+    return createExclusive(session.sessionState().newHadoopConf(), dir, name, data, makeParents);
+  }
+
+  /** {@link #createExclusive(SparkSession, String, String, byte[], boolean)} with a Hadoop configuration. */
+  public static boolean createExclusive(org.apache.hadoop.conf.Configuration conf, String dir, String name,
+      byte[] data, boolean makeParents) throws IOException {
     java.nio.file.Path local = local(dir);
     if (local != null) {
       if (makeParents) Files.createDirectories(local);
@@ -159,7 +165,7 @@ public final class StateFiles {
       }
     }
     Path path = new Path(dir, name);
-    FileSystem fs = path.getFileSystem(session.sessionState().newHadoopConf());
+    FileSystem fs = path.getFileSystem(conf);
     try (OutputStream out = makeParents ? fs.create(path, false)
         : fs.createNonRecursive(path, false, 4096, fs.getDefaultReplication(path), fs.getDefaultBlockSize(path), null)) {
       out.write(data);
