@@ -8,8 +8,7 @@ once it does; then ``CALL incr.*`` works from SQL. Both are imported lazily so
 from typing import Any
 
 from pyspark_incr.errors import IncrError
-
-__version__ = "0.1.0"
+from pyspark_incr.version import __version__
 
 __all__ = ["IncrError", "__version__", "attach", "configure_spark_with_incr"]
 

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from chispa import assert_df_equality
 from sqlglot import exp
 
-from pyspark_incr.writers import generations
+from pyspark_incr.writers import generations, tables
 
 
 def _table(spark, prefix: str, name: str, partitioned: bool = True) -> exp.Table:
@@ -49,7 +49,7 @@ def test_a_staged_generation_is_invisible_until_published_then_replaces_exactly_
                                    (40, "new", date(2024, 1, 4))]
     partitions = sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table.sql('spark')}").collect())
     assert partitions == ["ds=2024-01-01", "ds=2024-01-02", "ds=2024-01-04"], "an emptied partition is forgotten"
-    root = generations.table_root(generations._location(spark, table))
+    root = generations.table_root(tables.location(spark, table))
     files = _files_under(spark, root)
     assert not any(f.startswith("/ds=2024-01-02/") or f.startswith("/ds=2024-01-03/") for f in files), \
         "superseded partition directories are deleted"
@@ -66,7 +66,7 @@ def test_a_batch_failing_between_stage_and_publish_leaves_the_previous_version(s
 
     assert_df_equality(spark.table(table.sql("spark")), spark.createDataFrame(before, spark.table(table.sql("spark")).schema),
                        ignore_row_order=True)
-    assert not any(generations.GEN_PREFIX in f for f in _files_under(spark, generations._location(spark, table)))
+    assert not any(generations.GEN_PREFIX in f for f in _files_under(spark, tables.location(spark, table)))
 
 
 def test_an_unpartitioned_table_switches_location_and_older_generations_are_deleted(spark, isolated):
@@ -77,7 +77,7 @@ def test_an_unpartitioned_table_switches_location_and_older_generations_are_dele
     generations.publish(spark, table, second, ())
 
     assert _rows(spark, table) == [(2, "g2", date(2024, 1, 1))]
-    root = generations.table_root(generations._location(spark, table))
+    root = generations.table_root(tables.location(spark, table))
     assert all(f.startswith("/" + second.path.rpartition("/")[2]) for f in _files_under(spark, root)), \
         "the original files and the first generation are gone"
 
@@ -93,5 +93,5 @@ def test_timestamp_partition_values_with_colons_round_trip_through_a_generation(
 
     assert sorted((r.k, r.ts) for r in spark.table(f"{isolated}.h").collect()) == [
         (2, datetime(2024, 1, 1, 10)), (3, datetime(2024, 1, 1, 11))]
-    files = _files_under(spark, generations._location(spark, table))
+    files = _files_under(spark, tables.location(spark, table))
     assert not any(f.startswith("/ts=") for f in files), "the superseded 10:00 directory is deleted"

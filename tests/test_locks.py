@@ -109,11 +109,11 @@ def test_a_claim_left_by_a_killed_run_is_taken_over_after_its_lease_and_reported
 
 
 def test_what_a_killed_run_staged_and_never_published_is_deleted_by_the_run_taking_its_claim_over(spark, items):
-    from pyspark_incr.writers import generations
+    from pyspark_incr.writers import generations, tables
 
     name = items
     table = physical(spark, name)
-    root = generations.table_root(generations._location(spark, _as_table(table)))
+    root = generations.table_root(tables.location(spark, _as_table(table)))
     dead = f"{root}/{generations.GEN_PREFIX}deadbeef"
     spark.range(3).write.parquet(dead)  # a generation staged by a writer killed before it published
     hold_claim(spark, f"table {table}", "dead-run@gone:1", lease_s=2,
@@ -125,7 +125,7 @@ def test_what_a_killed_run_staged_and_never_published_is_deleted_by_the_run_taki
 
     assert [r.status for r in rows if r.model == name] == ["ok"], rows
     assert not _exists(spark, dead), "the dead writer's generation was deleted"
-    live = generations._location(spark, _as_table(table))
+    live = tables.location(spark, _as_table(table))
     assert _exists(spark, live) and spark.table(name).count() >= before, "what readers read was kept"
 
 
@@ -134,7 +134,7 @@ def test_a_batch_whose_claim_is_lost_mid_write_makes_none_of_its_rows_public(spa
                                                                                refused):
     """The claim is checked again as the rows go public (a generation published, an INSERT started)."""
     from pyspark_incr.run.locks import Locks
-    from pyspark_incr.writers import generations
+    from pyspark_incr.writers import generations, tables
 
     name = items
     if refused == "insert into":  # an append kind: its rows go public by INSERT
@@ -144,7 +144,7 @@ def test_a_batch_whose_claim_is_lost_mid_write_makes_none_of_its_rows_public(spa
             f"SELECT id, name, ds FROM {isolated}_raw.items WHERE ds BETWEEN @start_ds AND @end_ds"))
         _call(spark, "apply", execution_time="2024-01-02 00:00:00")
     table = physical(spark, name)
-    root = generations.table_root(generations._location(spark, _as_table(table)))
+    root = generations.table_root(tables.location(spark, _as_table(table)))
     before_rows, before_files = spark.table(name).collect(), _listing(spark, root)
     commit = Locks.commit
 

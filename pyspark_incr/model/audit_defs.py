@@ -2,7 +2,7 @@
 
 A file holds one or more ``AUDIT (...)`` blocks, each followed by its query.
 The query is transpiled to Spark SQL once, here; its ``@name`` macros stay as
-placeholders (``macros.PREFIX`` identifiers) that :mod:`pyspark_incr.run.audits`
+placeholders (``macros.PREFIX`` identifiers) that :mod:`pyspark_incr.model.audits`
 fills for each call: ``@this_model`` with the audited rows, any other with the
 call's argument or the audit's default.
 

@@ -29,12 +29,12 @@ from pyspark_incr.model import macros
 from pyspark_incr.model.audit_defs import AuditDef, audits_from_json, audits_to_json
 from pyspark_incr.model.block import KindSpec, Property, parse_block
 from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
+from pyspark_incr.model.overrides import OVERRIDES
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
 from pyspark_incr.model.values import (
     as_bool, as_calls, as_choice, as_column_types, as_dialect, as_expressions, as_literal_mapping, as_model_names,
     _items, _pairs, _value, _word, as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
 )
-from pyspark_incr.safety.rules import OVERRIDES
 
 TABLE_FORMATS = ("parquet", "delta", "iceberg")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

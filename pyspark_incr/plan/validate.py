@@ -10,12 +10,12 @@ from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.model import audits
 from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
 from pyspark_incr.plan import schema_change
 from pyspark_incr.plan.planner import Plan, sample_interval
-from pyspark_incr.run import audits, promote
-from pyspark_incr.writers import WRITERS, can_build, formats, tables, writer_for
+from pyspark_incr.writers import WRITERS, can_build, formats, promote, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
 

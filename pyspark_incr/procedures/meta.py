@@ -23,7 +23,7 @@ from pyspark_incr.procedures.spec import Column
     ),
 )
 def version(spark):
-    from pyspark_incr import __version__
+    from pyspark_incr.version import __version__
 
     python = f"{sys.executable} ({sys.version.split()[0]})"
     return [(__version__, spark.version, python)]

@@ -8,7 +8,7 @@ from typing import Iterable
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.audit_defs import AuditDef, parse_audits
 from pyspark_incr.model.definition import Model
-from pyspark_incr.run.audits import BUILTINS, unknown_audit
+from pyspark_incr.model.audits import BUILTINS, unknown_audit
 
 
 def load_audits(root: Path, dialect: str = "spark") -> dict[str, AuditDef]:

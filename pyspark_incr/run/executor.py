@@ -30,11 +30,11 @@ from pyspark_incr.plan import forward, safety, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed, ModelDefinitionError
-from pyspark_incr.run import audits, lanes, progress, promote
+from pyspark_incr.run import audits, lanes, progress
 from pyspark_incr.run.locks import NoFence, env_key, table_key
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
-from pyspark_incr.writers import tables, writer_for
+from pyspark_incr.writers import promote, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
 @dataclass(frozen=True)

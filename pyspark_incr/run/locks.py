@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from pyspark_incr.bridge.jvm import app_id
+from pyspark_incr.jvm import app_id
 from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
 from pyspark_incr.errors import ClaimLost, LockTimeout
 from pyspark_incr.stalls import frozen, stall

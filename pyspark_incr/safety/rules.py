@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark_incr.model.overrides import OVERRIDE_RULES, OVERRIDES
+
 RULES = ("window", "having", "limit", "nondeterministic", "subquery", "distinct")
 
-# Override name (safety_overrides key) -> the rule it turns off.
-OVERRIDE_RULES = {
-    "allow_window_functions": "window",
-    "allow_having": "having",
-    "allow_limit": "limit",
-    "allow_subqueries": "subquery",
-    "allow_nondeterministic": "nondeterministic",
-    "allow_distinct": "distinct",
-}
-OVERRIDES = tuple(OVERRIDE_RULES)
 RULE_OVERRIDE = {rule: name for name, rule in OVERRIDE_RULES.items()}
 
 # One sentence per rule, from the spec's "Safety analysis" table.

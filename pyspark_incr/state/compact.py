@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyspark_incr.bridge.jvm import app_id
+from pyspark_incr.jvm import app_id
 from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t

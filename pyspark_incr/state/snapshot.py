@@ -96,7 +96,7 @@ def format_version() -> str:
     """``<encoding>/<package version>/sqlglot <version>/<digest of the parsing code>``."""
     import sqlglot
 
-    from pyspark_incr import __version__
+    from pyspark_incr.version import __version__
 
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from pyspark_incr.bridge.jvm import app_id
+from pyspark_incr.jvm import app_id
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet

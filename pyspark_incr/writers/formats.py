@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr.bridge.jvm import app_id, shim_class
+from pyspark_incr.jvm import app_id, shim_class
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model
 

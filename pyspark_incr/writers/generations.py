@@ -29,8 +29,10 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits
-from pyspark_incr.bridge.jvm import shim_class
+from pyspark_incr.jvm import shim_class
 from pyspark_incr.writers.partitions import NULL_PARTITION
+from pyspark_incr.writers.tables import hadoop_path
+from pyspark_incr.writers.tables import location as table_location
 
 #: Prefix of generation directories under a table's root.
 GEN_PREFIX = "_incr_gen_"
@@ -67,7 +69,7 @@ def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, .
 
     ``table_schema``: the table's schema when the caller has it at hand (else it is looked up).
     """
-    path = f"{table_root(_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
+    path = f"{table_root(table_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
     writer = in_table_types(spark, table, df, table_schema).write.format(fmt).mode("errorifexists")
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)
@@ -132,7 +134,7 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
     commits.check(f"publish {table.sql('spark')}")
     if not partition_columns:
         root = staged.path.rsplit("/", 1)[0]  # stage() put it directly under the table's root
-        location = _location(spark, table)
+        location = table_location(spark, table)
         spark.sql(f"ALTER TABLE {table.sql('spark')} SET LOCATION {exp.Literal.string(staged.path).sql('spark')}")
         _delete_superseded(spark, root, location)
         return
@@ -163,7 +165,7 @@ def replace_all(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[
 
 def discard(spark: Any, staged: Staged) -> None:
     """Delete a generation that will not be published (its batch failed)."""
-    path = _path(spark, staged.path)
+    path = hadoop_path(spark, staged.path)
     path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
 
 
@@ -179,7 +181,7 @@ def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
         return []
     root = table_root(locations.splitlines()[0])
     read = {loc[len(root) + 1:].split("/", 1)[0] for loc in locations.splitlines() if loc.startswith(root + "/")}
-    base = _path(spark, root)
+    base = hadoop_path(spark, root)
     fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
     if not fs.exists(base):
         return []
@@ -203,19 +205,11 @@ def _delete_superseded(spark: Any, root: str, old: str) -> None:
     old = old.rstrip("/")
     conf = spark._jsc.hadoopConfiguration()
     if old == root:  # the table's first version: its files, not the generations beside them
-        base = _path(spark, root)
+        base = hadoop_path(spark, root)
         fs = base.getFileSystem(conf)
         for status in fs.listStatus(base):
             if not status.getPath().getName().startswith("_"):
                 fs.delete(status.getPath(), True)
     elif old.startswith(root + "/" + GEN_PREFIX):
-        path = _path(spark, old)
+        path = hadoop_path(spark, old)
         path.getFileSystem(conf).delete(path, True)
-
-
-def _location(spark: Any, table: exp.Table) -> str:
-    return str(shim_class(spark, "Generations").location(spark._jsparkSession, table.db, table.name))
-
-
-def _path(spark: Any, location: str) -> Any:
-    return spark._jvm.org.apache.hadoop.fs.Path(location)

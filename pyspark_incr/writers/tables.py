@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits
-from pyspark_incr.bridge.jvm import shim_class
+from pyspark_incr.jvm import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.writers import docs, formats
 
@@ -161,15 +161,23 @@ def discard_dead_commit(spark: Any, table: exp.Table) -> None:
     would publish them with its own rows (the crash harness saw a cursor model append rows twice). One
     writer per table runs at a time (locks), so whatever is there belongs to a dead job.
     """
-    from pyspark_incr.writers.generations import _location, _path
-
     try:
-        path = _path(spark, _location(spark, table).rstrip("/") + "/_temporary")
+        path = hadoop_path(spark, location(spark, table).rstrip("/") + "/_temporary")
     except Exception:  # noqa: BLE001 - no JVM catalog (Spark Connect) or no location: nothing we can see
         return
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
     if fs.exists(path):
         fs.delete(path, True)
+
+
+def location(spark: Any, table: exp.Table) -> str:
+    """The table's directory as the catalog records it (one JVM call)."""
+    return str(shim_class(spark, "Generations").location(spark._jsparkSession, table.db, table.name))
+
+
+def hadoop_path(spark: Any, location: str) -> Any:
+    """A Hadoop ``Path`` for ``location`` in ``spark``'s JVM."""
+    return spark._jvm.org.apache.hadoop.fs.Path(location)
 
 
 def insert_sql(table: exp.Table, view: str, overwrite: bool = False, replace_where: exp.Expression | None = None) -> str:
