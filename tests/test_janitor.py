@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 import pytest
 from sqlglot import exp
 
-from pyspark_incr.writers import generations
+from pyspark_incr.writers import generations, tables
 
 from conftest import call as _call, hold_claim, physical
 
@@ -52,7 +52,7 @@ def _exists(spark, quoted: str) -> bool:
 
 
 def _root_dir(spark, quoted: str) -> str:
-    return urlparse(generations.table_root(generations._location(spark, exp.to_table(quoted, dialect="spark")))).path
+    return urlparse(generations.table_root(tables.location(spark, exp.to_table(quoted, dialect="spark")))).path
 
 
 def _built(spark, quoted: str):
@@ -123,7 +123,7 @@ def test_a_table_whose_location_moved_to_a_generation_leaves_no_directory_behind
     _call(spark, "run", execution_time="2024-01-05 01:00:00")  # a FULL rebuild publishes a generation
     old = physical(spark, total)
     old_dir = _root_dir(spark, old)
-    assert "/_incr_gen_" in generations._location(spark, exp.to_table(old, dialect="spark"))
+    assert "/_incr_gen_" in tables.location(spark, exp.to_table(old, dialect="spark"))
     _call(spark, "create_model", definition=full.format(" + 1"))
     _call(spark, "apply", execution_time=T)
 

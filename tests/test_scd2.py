@@ -20,7 +20,7 @@ import scd2_reference
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.writers import formats, generations, scd2, scd2_sql
+from pyspark_incr.writers import formats, generations, scd2, scd2_sql, tables
 from pyspark_incr.writers.base import BuildContext
 from conftest import call as _call, physical
 
@@ -258,7 +258,7 @@ def test_a_failure_between_stage_and_publish_leaves_the_previous_version_and_a_r
     assert [(r.status, r.message) for r in failed] == [("failed", "crash between stage and publish")]
     assert seen_while_staged == [3], "readers see the previous version while the next one is staged"
     _assert_table(spark, name, fx["table_columns"], first["expected"])
-    root = generations.table_root(generations._location(spark, exp.to_table(physical(spark, name), dialect="spark")))
+    root = generations.table_root(tables.location(spark, exp.to_table(physical(spark, name), dialect="spark")))
     assert len(_generations_under(spark, root)) == 1, "the failed batch's generation is discarded"
 
     rerun = _call(spark, "run", execution_time=second["execution_time"])

@@ -6,7 +6,7 @@ import pytest
 from chispa import assert_df_equality
 from sqlglot import exp
 
-from pyspark_incr.writers import generations
+from pyspark_incr.writers import generations, tables
 from conftest import call as _call, physical
 
 
@@ -65,7 +65,7 @@ def test_a_batch_failing_before_its_publish_leaves_the_table_and_state_as_they_w
     assert [r.status for r in failed] == ["failed"] and "killed between stage and publish" in failed[0].message
     assert sorted(after_crash) == sorted(before), "readers still see the previous complete version"
     assert [(r.state, r.end.isoformat()) for r in status][0] == ("covered", "2024-01-01T12:00:00")
-    location = generations._location(spark, exp.to_table(physical(spark, name), dialect="spark"))
+    location = tables.location(spark, exp.to_table(physical(spark, name), dialect="spark"))
     path = spark._jvm.org.apache.hadoop.fs.Path(location)
     names = [s.getPath().getName() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)]
     assert [r.status for r in rerun] == ["ok"]

@@ -17,13 +17,12 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlglot import exp
 
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
-from pyspark_incr.errors import ArgumentError
 from pyspark_incr.intervals.ranges import ALL_TIME
 from pyspark_incr.plan.environment import physical_table
 from pyspark_incr.procedures.common import WAIT, duration_arg, wait_arg

@@ -23,13 +23,14 @@ nondeterministic rule applies everywhere.
 from collections.abc import Iterable, Mapping
 
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.model.overrides import OVERRIDE_RULES, OVERRIDES
 from pyspark_incr.safety.check_nondeterministic import _nondeterministic
 from pyspark_incr.safety.check_shape import _distincts, _havings, _limits
 from pyspark_incr.safety.check_subqueries import _subqueries
 from pyspark_incr.safety.check_windows import _windows
 from pyspark_incr.safety.context import _Context
 from pyspark_incr.safety.located import _Source
-from pyspark_incr.safety.rules import OVERRIDE_RULES, OVERRIDES, RULE_OVERRIDE, RULES, WHY, Finding, Verdict
+from pyspark_incr.safety.rules import RULE_OVERRIDE, RULES, WHY, Finding, Verdict
 from pyspark_incr.safety.tables import table_key
 
 __all__ = ["OVERRIDES", "OVERRIDE_RULES", "RULES", "RULE_OVERRIDE", "WHY", "Finding", "Verdict", "classify",

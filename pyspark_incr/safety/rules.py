@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark_incr.model.overrides import OVERRIDE_RULES, OVERRIDES
+from pyspark_incr.model.overrides import OVERRIDE_RULES
 
 RULES = ("window", "having", "limit", "nondeterministic", "subquery", "distinct")
 
