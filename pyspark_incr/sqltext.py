@@ -1,4 +1,8 @@
-"""Building CALL statements and splitting SQL scripts, with values always escaped by sqlglot."""
+"""SQL text: the one place names and values are quoted, CALL statements built, scripts split.
+
+Every name or value that reaches SQL text goes through :func:`ident` or :func:`literal` (or is a
+sqlglot expression rendered whole), so none is ever read as something else.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,32 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
+
+
+def ident(name: str) -> str:
+    """One name (column, schema, table part) as Spark SQL, backquoted whatever it holds (dots, spaces, backquotes).
+
+    >>> ident("a`b"), ident("x.y")
+    ('`a``b`', '`x.y`')
+    """
+    return exp.to_identifier(name, quoted=True).sql("spark")
+
+
+def literal(text: str) -> str:
+    """A Spark SQL string literal, ``${`` written ``$\\{`` so Spark's variable substitution leaves it alone.
+
+    (Spark replaces ``${name}``, ``${env:NAME}`` even inside quotes before parsing: a description holding one
+    would otherwise be stored with a setting or an environment variable in its place.)
+
+    >>> literal("it's ${env:HOME}")
+    "'it\\\\'s $\\\\{env:HOME}'"
+    """
+    return _guarded(exp.Literal.string(text))
+
+
+def _guarded(value: exp.Expression) -> str:
+    # ``$\{`` reads back as ``${``; written as is, Spark's variable substitution would replace it first
+    return value.sql("spark").replace("${", "$\\{")
 
 
 def call_sql(procedure: str, **args: Any) -> str:
@@ -22,14 +52,12 @@ def call_sql(procedure: str, **args: Any) -> str:
         if value is None:
             continue
         if isinstance(value, bool):
-            literal = exp.Boolean(this=value)
+            given: exp.Expression = exp.Boolean(this=value)
         elif isinstance(value, (int, float)):
-            literal = exp.Literal.number(value)
+            given = exp.Literal.number(value)
         else:
-            literal = exp.Literal.string(str(value))
-        # ``$\{`` reads back as ``${``; written as is, Spark's variable substitution would replace it first
-        text = literal.sql("spark").replace("${", "$\\{")
-        parts.append(f"{name} => {text}")
+            given = exp.Literal.string(str(value))
+        parts.append(f"{name} => {_guarded(given)}")
     return f"CALL incr.{procedure}({', '.join(parts)})"
 
 

@@ -16,6 +16,7 @@ from pyspark_incr.procedures.common import WAIT, wait_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, env_key, owner_id
+from pyspark_incr.sqltext import ident
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables
@@ -94,7 +95,7 @@ def _held_or_refuse(store: StateStore, name: str) -> dict:
 
 def _drop_if_empty(spark: Any, schema: str) -> None:
     if spark.catalog.databaseExists(schema) and not tables.names_in(spark, schema):
-        spark.sql(f"DROP DATABASE IF EXISTS {tables.quoted(schema)}")
+        spark.sql(f"DROP DATABASE IF EXISTS {ident(schema)}")
 
 
 def _last_changes(store: StateStore) -> dict[str, Any]:

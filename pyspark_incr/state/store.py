@@ -21,6 +21,7 @@ from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
+from pyspark_incr.sqltext import ident
 from pyspark_incr.state import files
 from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
@@ -72,10 +73,9 @@ class StateStore:
         key = (app_id(self.spark), self.schema)
         if key in _ensured:
             return
-        quoted = "`" + self.schema.replace("`", "``") + "`"
         existing = {table: _columns(self.spark, self.schema, table.name) for table in t.ALL_TABLES}
         if None in existing.values():
-            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted}")
+            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {ident(self.schema)}")
         for table, columns in existing.items():
             if columns is None:
                 self.spark.sql(table.ddl(self.schema))

@@ -13,24 +13,13 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.model.definition import Model
+from pyspark_incr.sqltext import ident, literal
 
 #: Table properties pyspark-incr owns; others on the table are left alone.
 PREFIX = "incr."
 #: ``incr.*`` properties a writer keeps on its table (not documentation: never unset by ``update_table``).
 SOURCES_VERSION = "incr.sources_version"
 WRITER_PROPERTIES = frozenset({SOURCES_VERSION})
-
-
-def literal(text: str) -> str:
-    """A Spark SQL string literal, ``${`` written ``$\\{`` so Spark's variable substitution leaves it alone.
-
-    (Spark replaces ``${name}``, ``${env:NAME}`` even inside quotes before parsing: a description holding one
-    would otherwise be stored with a setting or an environment variable in its place.)
-
-    >>> literal("it's ${env:HOME}")
-    "'it\\\\'s $\\\\{env:HOME}'"
-    """
-    return exp.Literal.string(text).sql("spark").replace("${", "$\\{")
 
 
 def table_properties(model: Model) -> dict[str, str]:
@@ -57,7 +46,7 @@ def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql
     """
     comments = dict(model.column_descriptions)
     listed = ", ".join(
-        exp.to_identifier(c, quoted=True).sql("spark") + (f" COMMENT {literal(comments[c])}" if c in comments else "")
+        ident(c) + (f" COMMENT {literal(comments[c])}" if c in comments else "")
         for c in columns
     )
     clauses = f" COMMENT {literal(model.description)}" if model.description else ""
@@ -75,7 +64,7 @@ def columns_ddl(spark: Any, df: Any, model: Model) -> str:
     types = spark._jvm.org.apache.spark.sql.types.DataType
     columns = []
     for field in json.loads(df.schema.json())["fields"]:
-        ddl = f"{exp.to_identifier(field['name'], quoted=True).sql('spark')} {types.fromJson(json.dumps(field['type'])).sql()}"
+        ddl = f"{ident(field['name'])} {types.fromJson(json.dumps(field['type'])).sql()}"
         if not field.get("nullable", True):
             ddl += " NOT NULL"
         if field["name"] in comments:
@@ -91,8 +80,7 @@ def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: 
     existing = set(spark.table(name).columns)
     for column, text in model.column_descriptions:
         if column in existing and column not in partition_columns:
-            ident = exp.to_identifier(column, quoted=True).sql("spark")
-            spark.sql(f"ALTER TABLE {name} ALTER COLUMN {ident} COMMENT {literal(text)}")
+            spark.sql(f"ALTER TABLE {name} ALTER COLUMN {ident(column)} COMMENT {literal(text)}")
     wanted = {k: v for k, v in table_properties(model).items() if k.startswith(PREFIX)}
     current = {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect() if r.key.startswith(PREFIX)}
     stale = current - set(wanted) - WRITER_PROPERTIES

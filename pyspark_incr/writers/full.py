@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import formats, generations, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
@@ -39,6 +40,6 @@ def replace_content(ctx: BuildContext, df: Any, partition_columns: tuple[str, ..
     if ctx.table_format == formats.DELTA:
         return tables.insert(df, ctx.table, ctx.spark, overwrite=True)
     columns = ctx.spark.table(ctx.table_sql).columns
-    df, rows = tables.counted(df.select(*[tables.quoted(c) for c in columns]))
+    df, rows = tables.counted(df.select(*[ident(c) for c in columns]))
     generations.replace_all(ctx.spark, ctx.table, df, partition_columns, formats.storage(ctx.model))
     return rows()

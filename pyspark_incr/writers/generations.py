@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from pyspark_incr import commits
 from pyspark_incr.jvm import shim_class
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.partitions import NULL_PARTITION
 from pyspark_incr.writers.tables import hadoop_path
 from pyspark_incr.writers.tables import location as table_location
@@ -103,7 +104,7 @@ def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = No
     columns, cast = [], False
     for column_field in df.schema.fields:
         wanted = target.get(column_field.name.lower())
-        column = F.col(f"`{column_field.name.replace('`', '``')}`")
+        column = F.col(ident(column_field.name))
         if wanted is None or wanted.simpleString() == column_field.dataType.simpleString():
             columns.append(column)
             continue

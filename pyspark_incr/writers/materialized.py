@@ -20,6 +20,7 @@ import hashlib
 from typing import Any, ClassVar
 
 from pyspark_incr.intervals.ranges import Interval
+from pyspark_incr.sqltext import literal
 from pyspark_incr.writers import docs
 from pyspark_incr.writers.base import BuildContext
 from pyspark_incr.writers.full import FullWriter
@@ -72,7 +73,7 @@ def sources_version(df: Any) -> str | None:
 
 
 def _property(ctx: BuildContext, key: str) -> str | None:
-    rows = ctx.spark.sql(f"SHOW TBLPROPERTIES {ctx.table_sql} ({docs.literal(key)})").collect()
+    rows = ctx.spark.sql(f"SHOW TBLPROPERTIES {ctx.table_sql} ({literal(key)})").collect()
     value = rows[0].value if rows else None
     # Spark answers a missing key with a row saying so, not with no row.
     return None if value is None or value.startswith("Table ") else value

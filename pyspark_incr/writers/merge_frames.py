@@ -14,9 +14,9 @@ from typing import Any
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import merge_sql
 from pyspark_incr.writers.partitions import spelled
-from pyspark_incr.writers.tables import quoted
 
 
 def merged(source: Any, target: Any, keys: tuple[str, ...], columns: list[str], whens: list[exp.When],
@@ -27,8 +27,8 @@ def merged(source: Any, target: Any, keys: tuple[str, ...], columns: list[str], 
     source row would be inserted a second time.
     """
     types = {f.name: f.dataType for f in target.schema.fields}
-    t = target.select(*[quoted(c) for c in columns], F.lit(True).alias(merge_sql.IN_TARGET)).alias(merge_sql.TARGET)
-    s = source.select(*[quoted(c) for c in columns], F.lit(True).alias(merge_sql.IN_SOURCE)).alias(merge_sql.SOURCE)
+    t = target.select(*[ident(c) for c in columns], F.lit(True).alias(merge_sql.IN_TARGET)).alias(merge_sql.TARGET)
+    s = source.select(*[ident(c) for c in columns], F.lit(True).alias(merge_sql.IN_SOURCE)).alias(merge_sql.SOURCE)
     joined = t.join(s, F.expr(merge_sql.on_condition(keys, merge_filter).sql("spark")), "full_outer")
     projection = [F.expr(e.this.sql("spark")).cast(types[c]).alias(c)
                   for c, e in zip(columns, merge_sql.merged_row(columns, whens))]
@@ -46,6 +46,6 @@ def touched_partitions(source: Any, table: Any, keys: tuple[str, ...], partition
     """
     names = [spelled(c) for c in partitions]
     new = source.select(*names)
-    old = table.join(source.select(*[quoted(k) for k in keys]).distinct(), on=list(keys), how="left_semi")
+    old = table.join(source.select(*[ident(k) for k in keys]).distinct(), on=list(keys), how="left_semi")
     rows = new.union(old.select(*names)).distinct().collect()
     return [dict(zip(partitions, row)) for row in rows]

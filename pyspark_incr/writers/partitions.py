@@ -14,7 +14,7 @@ from typing import Any
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from pyspark_incr.writers.tables import quoted
+from pyspark_incr.sqltext import ident
 
 #: How Spark names the partition of a NULL (or empty string) value, in paths and in the catalog.
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -22,7 +22,7 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 def spelled(column: str) -> Any:
     """A DataFrame column: ``column``'s value as Spark names its partition."""
-    text = F.col(quoted(column)).cast("string")
+    text = F.col(ident(column)).cast("string")
     return F.when(text.isNull() | (text == ""), F.lit(NULL_PARTITION)).otherwise(text).alias(column)
 
 

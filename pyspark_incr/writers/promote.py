@@ -12,6 +12,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.errors import PromotionError
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import docs, tables
 
 
@@ -30,7 +31,7 @@ def view_sql(view: exp.Table, table: exp.Table, columns: list[str], model: Any) 
     >>> print(view_sql(exp.to_table("s.t"), exp.to_table("p.s__t__01"), ["a", "b"], m))
     CREATE OR REPLACE VIEW s.t (`a` COMMENT 'The a', `b`) COMMENT 'Daily' AS SELECT `a`, `b` FROM p.s__t__01
     """
-    select = ", ".join(tables.quoted(c) for c in columns)
+    select = ", ".join(ident(c) for c in columns)
     return docs.create_view_sql(view, columns, model, f"SELECT {select} FROM {table.sql('spark')}")
 
 

@@ -31,8 +31,8 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import formats, generations, partitions, scd2_sql, tables
-from pyspark_incr.writers.tables import quoted
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 @register
@@ -139,7 +139,7 @@ def _rewrite_table(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Quer
     try:
         table, changed = spark.table(ctx.table_sql), ctx.dataframe(changes)
         # Counted on the side that adds the changes only: an observation may appear once in a plan.
-        added, rows = tables.counted(changed.select(*[quoted(c) for c in table.columns]))
+        added, rows = tables.counted(changed.select(*[ident(c) for c in table.columns]))
         staged = generations.stage(spark, ctx.table, _next_version(table, changed, spec, added), (),
                                    formats.storage(ctx.model))
         written = rows()
@@ -157,12 +157,12 @@ def _rewrite_table(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Quer
 def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec, added: Any = None) -> Any:
     """``old`` without the open rows of the keys ``changed`` closes, plus the changes: ``added`` when given
     (``changed`` in ``old``'s columns, e.g. counted), else ``changed`` itself."""
-    columns = [quoted(c) for c in old.columns]
+    columns = [ident(c) for c in old.columns]
     closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
-    keys = closing.select(*[F.col(quoted(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
-    replaced = reduce(lambda a, b: a & b, [old[quoted(k)].eqNullSafe(keys[f"__incr_k{i}"])
+    keys = closing.select(*[F.col(ident(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
+    replaced = reduce(lambda a, b: a & b, [old[ident(k)].eqNullSafe(keys[f"__incr_k{i}"])
                                             for i, k in enumerate(spec.unique_key)])
-    kept = old.join(keys, old[quoted(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
+    kept = old.join(keys, old[ident(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
     return kept.unionByName(changed.select(*columns) if added is None else added)
 
 

@@ -22,6 +22,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.project.loader import seed_path
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import formats, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 from pyspark_incr.writers.full import replace_content
@@ -105,13 +106,13 @@ def _typed(df: Any, model: Model) -> Any:
             f"model {model.name}: declared columns {', '.join(missing)} are not in the seed file {seed_path(model)}"
         )
     _check_types(df, model)
-    return df.selectExpr(*[f"CAST({tables.quoted(c)} AS {t}) AS {tables.quoted(c)}" for c, t in model.columns])
+    return df.selectExpr(*[f"CAST({ident(c)} AS {t}) AS {ident(c)}" for c, t in model.columns])
 
 
 def _check_types(df: Any, model: Model) -> None:
     from pyspark.sql import functions as F
 
-    problems = [F.when(F.col(c).isNotNull() & F.expr(f"try_cast({tables.quoted(c)} AS {t})").isNull(), F.lit(f"{c}|{t}"))
+    problems = [F.when(F.col(c).isNotNull() & F.expr(f"try_cast({ident(c)} AS {t})").isNull(), F.lit(f"{c}|{t}"))
                 for c, t in model.columns]
     flagged = df.select(F.col(LINE), *[F.col(c) for c, _ in model.columns], F.concat_ws(",", *problems).alias("bad"))
     bad = flagged.where(F.col("bad") != "").orderBy(LINE).limit(_SAMPLES).collect()

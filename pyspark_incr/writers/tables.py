@@ -12,16 +12,8 @@ from sqlglot import exp
 from pyspark_incr import commits
 from pyspark_incr.jvm import shim_class
 from pyspark_incr.model.definition import Model
+from pyspark_incr.sqltext import ident, literal
 from pyspark_incr.writers import docs, formats
-
-
-def quoted(column: str) -> str:
-    """A column name for the DataFrame API and SQL text, backquoted (names may hold dots, spaces, backquotes).
-
-    >>> quoted("a`b")
-    '`a``b`'
-    """
-    return "`" + column.replace("`", "``") + "`"
 
 
 def exists(spark: Any, table: exp.Table) -> bool:
@@ -32,8 +24,7 @@ def exists(spark: Any, table: exp.Table) -> bool:
     >>> exists(type("Spark", (), {"catalog": Catalog()})(), exp.table_("x; drop table y", "raw"))
     True
     """
-    return bool(spark.catalog.tableExists(".".join(exp.to_identifier(p.name, quoted=True).sql("spark")
-                                                   for p in table.parts)))
+    return bool(spark.catalog.tableExists(".".join(ident(p.name) for p in table.parts)))
 
 
 def names_in(spark: Any, schema: str) -> set[str]:
@@ -56,16 +47,16 @@ def drop(spark: Any, table: exp.Table) -> None:
 
 
 def ensure_schema(spark: Any, table: exp.Table) -> None:
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {exp.to_identifier(table.db, quoted=True).sql('spark')}")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {ident(table.db)}")
 
 
 def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned_by: tuple[str, ...] = ()) -> None:
     """An empty table with ``df``'s schema, in the model's storage format, documented and with its properties."""
     columns = docs.columns_ddl(spark, df, model)
-    parts = ", ".join(exp.to_identifier(c, quoted=True).sql("spark") for c in partitioned_by)
+    parts = ", ".join(ident(c) for c in partitioned_by)
     clauses = f" PARTITIONED BY ({parts})" if parts else ""
     if model.description:
-        clauses += f" COMMENT {docs.literal(model.description)}"
+        clauses += f" COMMENT {literal(model.description)}"
     clauses += docs.properties_clause(docs.table_properties(model))
     spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {formats.create_using(model)}{clauses}")
 
@@ -78,7 +69,7 @@ def add_columns(spark: Any, table: exp.Table, columns: tuple[tuple[str, str], ..
     >>> spark.sql.call_args[0][0]
     'ALTER TABLE db.t ADD COLUMNS (`b` STRING, `c``d` INT)'
     """
-    listed = ", ".join(f"{quoted(name)} {exp.DataType.build(type_, dialect='spark').sql('spark')}"
+    listed = ", ".join(f"{ident(name)} {exp.DataType.build(type_, dialect='spark').sql('spark')}"
                        for name, type_ in columns)
     spark.sql(f"ALTER TABLE {table.sql('spark')} ADD COLUMNS ({listed})")
 
@@ -104,7 +95,7 @@ def insert(df: Any, table: exp.Table, spark: Any, overwrite: bool = False,
     discard_dead_commit(spark, table)
     columns = spark.table(table.sql("spark")).columns
     view = f"__incr_batch_{uuid.uuid4().hex}"
-    df.select(*[quoted(c) for c in columns]).createOrReplaceTempView(view)
+    df.select(*[ident(c) for c in columns]).createOrReplaceTempView(view)
     try:
         # an INSERT computes and commits in one Spark job: its job commit checks the claim once more
         commits.check(f"insert into {table.sql('spark')}")

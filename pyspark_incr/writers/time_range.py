@@ -27,7 +27,7 @@ from pyspark_incr.model.definition import Model
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.render import DEFAULT_TIME_FORMAT, QUERY_ALIAS, output_filter
 from pyspark_incr.writers import formats, generations, partitions, tables
-from pyspark_incr.writers.tables import quoted
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 @register
@@ -52,7 +52,7 @@ class TimeRangeWriter(TableWriter):
         spark_type = _time_type(ctx, df)
         parts = self.partition_columns(ctx.model)
         table_schema = ctx.spark.table(ctx.table_sql).schema
-        new, rows = tables.counted(df.select(*[quoted(c) for c in table_schema.names]))
+        new, rows = tables.counted(df.select(*[ident(c) for c in table_schema.names]))
         staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema)
         try:
             if self._by_time_column(ctx):

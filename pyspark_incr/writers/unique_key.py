@@ -29,7 +29,7 @@ from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
 from pyspark_incr.writers import formats, generations, merge_frames, merge_sql, partitions
-from pyspark_incr.writers.tables import quoted
+from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.base import BuildContext, TableWriter, first_line, register
 
 
@@ -148,11 +148,11 @@ def unique_rows(ctx: BuildContext, source: Any, keys: tuple[str, ...], interval:
     One pass: rows per key, then their sum and the most frequent non-NULL key (a key
     with a NULL never matches, as in MERGE, so its rows are not duplicates of each other).
     """
-    key_cols = [F.col(quoted(k)) for k in keys]
+    key_cols = [F.col(ident(k)) for k in keys]
     per_key = source.groupBy(*key_cols).agg(F.count(F.lit(1)).alias("__incr_n"))
     complete = F.lit(True)
     for c in keys:
-        complete = complete & F.col(quoted(c)).isNotNull()
+        complete = complete & F.col(ident(c)).isNotNull()
     repeats = F.when(complete, F.col("__incr_n")).otherwise(F.lit(0))
     row = per_key.agg(F.sum("__incr_n").alias("rows"), F.max(repeats).alias("most"),
                       F.max_by(F.struct(*key_cols), repeats).alias("key")).first()
@@ -194,7 +194,7 @@ def partition_columns(spark: Any, table: exp.Table) -> tuple[str, ...]:
 
 def _select(ctx: BuildContext, df: Any, columns: list[str]) -> Any:
     try:
-        return df.select(*[quoted(c) for c in columns])
+        return df.select(*[ident(c) for c in columns])
     except Exception as e:  # noqa: BLE001 - the query no longer produces a column of the table
         raise ModelQueryError(f"model {ctx.model.name}: the query's output does not fit the table "
                               f"({', '.join(columns)}): {first_line(e)}") from e
