@@ -149,6 +149,8 @@ class Round:
         self.restart = restart
         #: What the round saw worth saying beside its verdict.
         self.note = ""
+        #: When the race began (epoch seconds): the state's rows since then are the race's.
+        self.raced_at = 0.0
         self.prefix = f"race{number}_{kind.name}"
         self.raw = f"{self.prefix}_raw"
         self.model, self.reference = f"{self.prefix}.m", f"{self.prefix}.ref"
@@ -224,6 +226,7 @@ class Round:
             for app in self.apps:
                 app.python(f"from pyspark_incr import stalls; stalls.STALLS[{point!r}] = 8.0")
         self.roles = self._calls()
+        self.raced_at = time.time()
         # the janitor or drop_environment starts 0-5 s late at random: first, mid-plan or mid-build
         late = self.rng.uniform(0, 5) if self.mode in ("janitor", "revert", "dropenv") else 0
         for i, (app, (_, sql)) in reversed(list(enumerate(zip(self.apps, self.roles)))):
@@ -265,6 +268,10 @@ class Round:
                 elif r["status"] == "failed" and not (self.mode == "lapse" and "taken over" in (r["message"] or "")):
                     problems.append(f"app {i}: {r['status']} {r['start']}: {r['message']}")
         twice = {k: c for k, c in built.items() if c > 1}
+        if self.mode == "revert" and twice:  # a run may build the version prod held before the apply reverted it
+            self.note = f"{len(twice)} interval(s) built by both run and apply, "
+            twice = self._built_twice_per_version()
+            self.note += "each into its own version; " if not twice else ""
         if self.kind.intervals and twice:
             problems.append(f"intervals built more than once: {twice}")
         if not built and self.mode not in ("kill", "revert"):  # a killed application may have built it all
@@ -288,12 +295,25 @@ class Round:
             self.note = f"{sum(r['status'] == 'abandoned' for r in history)} batch(es) of the killed run abandoned"
         if self.mode in ("janitor", "revert"):
             dropped = [r["table"] for r in _as_dicts(answers[0])] if answers[0].get("ok") else []
-            self.note = f"janitor dropped {len(dropped)} table(s)"
+            self.note += f"janitor dropped {len(dropped)} table(s)"
         if problems:  # what each application said, to tell the story
             problems += [f"app {i} ({role}) said: " + (str([tuple(r.values())[:6] for r in _as_dicts(a)])
                                                       if a.get("ok") else str(a.get("error")))
                          for i, (a, (role, _)) in enumerate(zip(answers, self.roles))]
         return problems
+
+    def _built_twice_per_version(self) -> dict:
+        """Intervals some version had built more than once during the race, from the state's runs table.
+
+        With three applications, ``revert`` races a run of the version prod holds (the second) with an
+        apply taking the first up again: both may build the same interval, each into its own version's table.
+        """
+        found = self.apps[0].python(
+            "from pyspark_incr.state.store import StateStore; from pyspark_incr.state import tables as t; "
+            "result = [(r['fingerprint'], r['start_ms'], r['end_ms']) for r in StateStore(spark).read(t.RUNS).to_pylist() "
+            f"if r['model'] == {self.model!r} and r['status'] == 'ok' and r['start_ms'] is not None "
+            f"and r['started_at'].timestamp() >= {self.raced_at!r}]")
+        return {k: c for k, c in Counter(tuple(f) for f in found).items() if c > 1}
 
     def _same_rows(self, app: App, name: str) -> list[str]:
         """Problems if ``name`` (the model in prod or an environment) differs from the reference."""
