@@ -31,12 +31,17 @@ def literal(text: str) -> str:
     >>> literal("it's ${env:HOME}")
     "'it\\\\'s $\\\\{env:HOME}'"
     """
-    return _guarded(exp.Literal.string(text))
+    return render(exp.Literal.string(text))
 
 
-def _guarded(value: exp.Expression) -> str:
-    # ``$\{`` reads back as ``${``; written as is, Spark's variable substitution would replace it first
-    return value.sql("spark").replace("${", "$\\{")
+def render(expression: exp.Expression) -> str:
+    """``expression`` as Spark SQL, ``${`` written ``$\\{`` (in a string literal that reads back as ``${``).
+
+    >>> render(exp.select(exp.Literal.string("${x}")))
+    "SELECT '$\\\\{x}'"
+    """
+    # written as is, Spark's variable substitution would replace it before the parser sees the quotes
+    return expression.sql("spark").replace("${", "$\\{")
 
 
 def call_sql(procedure: str, **args: Any) -> str:
@@ -57,7 +62,7 @@ def call_sql(procedure: str, **args: Any) -> str:
             given = exp.Literal.number(value)
         else:
             given = exp.Literal.string(str(value))
-        parts.append(f"{name} => {_guarded(given)}")
+        parts.append(f"{name} => {render(given)}")
     return f"CALL incr.{procedure}({', '.join(parts)})"
 
 

@@ -22,7 +22,7 @@ ORDER = ("ground", "model", "safety", "project", "state", "writers", "plan", "ru
 #: First-level modules and folders that are not named after their room.
 PLACED = {
     "intervals": "ground", "errors": "ground", "config": "ground", "jvm": "ground", "sqltext": "ground",
-    "stalls": "ground", "commits": "ground", "version": "ground",
+    "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.
     "__init__": "cli", "cli_progress": "cli", "cli_status": "cli", "coverage": "cli", "coverage_plot": "cli",
 }

@@ -10,13 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from pyspark_incr import ddl
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.plan.environment import PROD, check_env, table_for
 from pyspark_incr.procedures.common import WAIT, wait_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, env_key, owner_id
-from pyspark_incr.sqltext import ident
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables
@@ -95,7 +95,7 @@ def _held_or_refuse(store: StateStore, name: str) -> dict:
 
 def _drop_if_empty(spark: Any, schema: str) -> None:
     if spark.catalog.databaseExists(schema) and not tables.names_in(spark, schema):
-        spark.sql(f"DROP DATABASE IF EXISTS {ident(schema)}")
+        spark.sql(ddl.drop_schema(schema))
 
 
 def _last_changes(store: StateStore) -> dict[str, Any]:

@@ -16,12 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from pyspark_incr import ddl
 from pyspark_incr.jvm import app_id
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
-from pyspark_incr.sqltext import ident
 from pyspark_incr.state import files
 from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
@@ -75,7 +75,7 @@ class StateStore:
             return
         existing = {table: _columns(self.spark, self.schema, table.name) for table in t.ALL_TABLES}
         if None in existing.values():
-            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {ident(self.schema)}")
+            self.spark.sql(ddl.create_schema(self.schema))
         for table, columns in existing.items():
             if columns is None:
                 self.spark.sql(table.ddl(self.schema))

@@ -15,6 +15,9 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from pyspark_incr import ddl
+from pyspark_incr.sqltext import ident
+
 _TS = pa.timestamp("us", tz="UTC")
 
 
@@ -48,11 +51,12 @@ class StateTable:
         added = pa.schema(list(self.schema)[len(names):])
         if not added:
             return None
-        return f"ALTER TABLE {self.qualified(state_schema)} ADD COLUMNS ({_columns(added)})"
+        return ddl.add_columns(exp.table_(self.name, db=state_schema, quoted=True),
+                               [(f.name, _SPARK_TYPES[f.type]) for f in added])
 
 
 def _columns(schema: pa.Schema) -> str:
-    return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in schema)
+    return ", ".join(f"{ident(f.name)} {_SPARK_TYPES[f.type]}" for f in schema)
 
 
 _SPARK_TYPES = {pa.string(): "STRING", pa.int64(): "BIGINT", _TS: "TIMESTAMP"}

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr import ddl
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident, literal
 
@@ -76,11 +77,11 @@ def columns_ddl(spark: Any, df: Any, model: Model) -> str:
 def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: set[str]) -> None:
     """Bring an existing table's comment, column comments and ``incr.*`` properties up to date."""
     name = table.sql("spark")
-    spark.sql(f"COMMENT ON TABLE {name} IS {literal(model.description) if model.description else 'NULL'}")
+    spark.sql(ddl.comment_table(table, model.description or None))
     existing = set(spark.table(name).columns)
     for column, text in model.column_descriptions:
         if column in existing and column not in partition_columns:
-            spark.sql(f"ALTER TABLE {name} ALTER COLUMN {ident(column)} COMMENT {literal(text)}")
+            spark.sql(ddl.comment_column(table, column, text))
     wanted = {k: v for k, v in table_properties(model).items() if k.startswith(PREFIX)}
     current = {r.key for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect() if r.key.startswith(PREFIX)}
     stale = current - set(wanted) - WRITER_PROPERTIES
@@ -88,4 +89,4 @@ def update_table(spark: Any, table: exp.Table, model: Model, partition_columns: 
         keys = ", ".join(literal(k) for k in sorted(stale))
         spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES IF EXISTS ({keys})")
     if wanted:
-        spark.sql(f"ALTER TABLE {name} SET{properties_clause(wanted)}")
+        spark.sql(ddl.set_properties(table, wanted))

@@ -29,6 +29,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits
+from pyspark_incr import ddl
 from pyspark_incr.jvm import shim_class
 from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.partitions import NULL_PARTITION
@@ -136,7 +137,7 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
     if not partition_columns:
         root = staged.path.rsplit("/", 1)[0]  # stage() put it directly under the table's root
         location = table_location(spark, table)
-        spark.sql(f"ALTER TABLE {table.sql('spark')} SET LOCATION {exp.Literal.string(staged.path).sql('spark')}")
+        spark.sql(ddl.set_location(table, staged.path))
         _delete_superseded(spark, root, location)
         return
     # One py4j call: switching, dropping, refreshing and deleting through py4j cost ~0.1 s a batch.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, ClassVar
 
+from pyspark_incr import ddl
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.sqltext import literal
 from pyspark_incr.writers import docs
@@ -44,7 +45,7 @@ class MaterializedView(FullWriter):
     def _fill(self, ctx: BuildContext, df: Any) -> int | None:
         version = sources_version(df)  # before writing: a source changing meanwhile makes the next run refresh
         rows = self.replace(ctx, df)
-        ctx.spark.sql(f"ALTER TABLE {ctx.table_sql} SET{docs.properties_clause({docs.SOURCES_VERSION: version or ''})}")
+        ctx.spark.sql(ddl.set_properties(ctx.table, {docs.SOURCES_VERSION: version or ""}))
         return rows
 
     def stale(self, ctx: BuildContext, interval: Interval) -> str | None:

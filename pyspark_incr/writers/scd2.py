@@ -27,6 +27,7 @@ from pyspark import StorageLevel
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from pyspark_incr import ddl
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -71,7 +72,7 @@ class Scd2ByTimeWriter(TableWriter):
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         """Merge the source's current rows into the history; the number of rows closed and added."""
         spec, query = self.spec(ctx, interval)
-        empty = not ctx.spark.sql(f"SELECT 1 FROM {ctx.table_sql} LIMIT 1").collect()
+        empty = not ctx.spark.sql(ddl.any_row(ctx.table)).collect()
         changes = scd2_sql.changes_query(spec, query, ctx.table, ctx.execution_ms, initial_load=empty)
         if ctx.table_format == formats.DELTA:
             return _merge(ctx, spec, changes)

@@ -10,6 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits
+from pyspark_incr import ddl
 from pyspark_incr.jvm import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident, literal
@@ -43,11 +44,11 @@ def drop(spark: Any, table: exp.Table) -> None:
     """Drop a table or view if it exists."""
     if exists(spark, table):
         what = "VIEW" if is_view(spark, table) else "TABLE"
-        spark.sql(f"DROP {what} IF EXISTS {table.sql('spark')}")
+        spark.sql(ddl.drop(what, table))
 
 
 def ensure_schema(spark: Any, table: exp.Table) -> None:
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {ident(table.db)}")
+    spark.sql(ddl.create_schema(table.db))
 
 
 def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned_by: tuple[str, ...] = ()) -> None:
@@ -69,9 +70,7 @@ def add_columns(spark: Any, table: exp.Table, columns: tuple[tuple[str, str], ..
     >>> spark.sql.call_args[0][0]
     'ALTER TABLE db.t ADD COLUMNS (`b` STRING, `c``d` INT)'
     """
-    listed = ", ".join(f"{ident(name)} {exp.DataType.build(type_, dialect='spark').sql('spark')}"
-                       for name, type_ in columns)
-    spark.sql(f"ALTER TABLE {table.sql('spark')} ADD COLUMNS ({listed})")
+    spark.sql(ddl.add_columns(table, columns))
 
 
 def counted(df: Any) -> tuple[Any, Any]:
