@@ -19,6 +19,9 @@ import org.apache.spark.sql.SparkSession;
  * ({@link #registerWorker}). The worker reads a stdin pipe we never close, so it exits when this
  * JVM dies however it dies; a shutdown hook also destroys it. A dead worker is restarted on the
  * next call.
+ *
+ * <p>Why Java: Spark calls a procedure in the JVM, and SQL-only clients have no Python process at
+ * all: the JVM side must hold the handler, and start and watch the worker when there is none.
  */
 public final class Bridge {
   public static final String PYTHON_CONF = "spark.incr.python";

@@ -24,6 +24,10 @@ import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtoc
  * {@code commit}, exclusively, exactly as the Python side does (state/claims.py): when the newest
  * marker is a {@code fence} (or {@code release}) the claim is lost, the job fails before a single
  * file is moved, and Spark aborts it. Without the property (any other write) it is Spark's own.
+ *
+ * <p>Why Java: Spark instantiates the commit protocol by JVM class name and runs its job commit in
+ * the driver's JVM after the tasks finish; Python has no hook between the tasks and the files
+ * moving.
  */
 public class FencedCommitProtocol extends SQLHadoopMapReduceCommitProtocol {
   /** Local property naming the claim an INSERT commits under. */

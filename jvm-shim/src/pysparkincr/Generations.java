@@ -31,6 +31,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * empty directory (invisible to readers: no rows), so the one {@code alterPartitions} call switches
  * every touched partition at once. When it only adds partitions, one {@code createPartitions} adds
  * them at their place. Either call is a single metastore transaction in the Hive catalog.
+ *
+ * <p>Why Java: the one-transaction partition switch is the catalog's {@code alterPartitions}/{@code
+ * createPartitions}, reachable only through Spark's JVM {@code ExternalCatalog} (no SQL or PySpark
+ * equivalent); through py4j object by object it would cost a round trip per partition and per
+ * listing.
  */
 public final class Generations {
   private static final String GEN_PREFIX = "_incr_gen_";

@@ -5,6 +5,8 @@ package pysparkincr;
  *
  * <p>Kept to two JSON-in/JSON-out methods so the shim never needs to change when a
  * procedure is added: Python owns the registry and all behaviour.
+ *
+ * <p>Why Java: py4j calls Python back only through a Java interface that Python implements.
  */
 public interface Handler {
   /** {@code {"procedures":[{"name","description","parameters":[...],"output":[...]}]}}. */

@@ -11,6 +11,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * The {@code incr} catalog: every procedure Python registered, under one flat namespace.
  *
  * <p>Holds no per-procedure code; signatures come from {@link Bridge#registry()}.
+ *
+ * <p>Why Java: Spark loads a catalog ({@code spark.sql.catalog.incr}) by JVM class name.
  */
 public class IncrCatalog implements ProcedureCatalog {
   private String name = "incr";

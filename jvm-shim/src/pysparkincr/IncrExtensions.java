@@ -10,6 +10,8 @@ import scala.runtime.BoxedUnit;
 /**
  * {@code spark.sql.extensions=pysparkincr.IncrExtensions}: the {@code incr} catalog without extra
  * conf, and MODEL statements in plain Spark SQL (see {@link IncrParser}).
+ *
+ * <p>Why Java: {@code spark.sql.extensions} takes JVM classes only.
  */
 public final class IncrExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override

@@ -20,6 +20,9 @@ import scala.collection.immutable.Seq;
  *
  * <p>The spark-sql CLI splits its input on ';' before parsing, so there a MODEL block and its
  * query arrive as two statements; {@code spark.sql(...)}, JDBC and notebooks pass one string.
+ *
+ * <p>Why Java: Spark's parser is a JVM interface, and SQL typed into spark-sql or JDBC is parsed
+ * before any Python could see it.
  */
 public final class IncrParser implements ParserInterface {
   public static final String CATALOG_CONF = "spark.sql.catalog.incr";

@@ -11,7 +11,12 @@ import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
 
-/** One registry entry as a Spark procedure: typed args out to Python, typed rows back. */
+/**
+ * One registry entry as a Spark procedure: typed args out to Python, typed rows back.
+ *
+ * <p>Why Java: Spark resolves {@code CALL} to JVM procedure objects, with Spark's internal row
+ * types.
+ */
 final class IncrProcedure implements SimpleProcedure {
   private final Registry.Spec spec;
 

@@ -31,6 +31,9 @@ import scala.Option;
  * native library, Hadoop's local FileSystem sets each new file's permissions by running
  * {@code chmod} in a child process, twice per file with its checksum file -- 10-20 ms an append.
  * Files without a checksum file read back the same through Hadoop (it checks what it finds).
+ *
+ * <p>Why Java: Hadoop's FileSystem (HDFS, object stores) exists only in the JVM, and each state
+ * read or append would otherwise be several py4j round trips (open, write, rename, close).
  */
 public final class StateFiles {
   private StateFiles() {}
