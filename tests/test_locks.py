@@ -249,7 +249,7 @@ def test_a_held_claim_fails_restate_naming_the_holder_and_changes_nothing(spark,
     assert state_rows(spark, isolated) == before
 
 
-def test_a_call_with_nothing_to_write_takes_nohold_claim(spark, isolated, items):
+def test_a_call_with_nothing_to_write_takes_no_claim(spark, isolated, items):
     root = claims.root(table_location(spark, f"{isolated}_state", t.LOCKS.name).toString())
     before = claims._tree(spark, root, 2)
 
