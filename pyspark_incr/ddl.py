@@ -17,17 +17,13 @@ from sqlglot import exp
 from pyspark_incr.sqltext import render
 
 
-def _name(name: str) -> exp.Table:
-    return exp.Table(this=exp.to_identifier(name, quoted=True))
-
-
 def create_schema(name: str) -> str:
     """``CREATE DATABASE IF NOT EXISTS``.
 
     >>> create_schema("a`b")
     'CREATE DATABASE IF NOT EXISTS `a``b`'
     """
-    return render(exp.Create(this=_name(name), kind="DATABASE", exists=True))
+    return render(exp.Create(this=exp.table_(name, quoted=True), kind="DATABASE", exists=True))
 
 
 def drop_schema(name: str) -> str:
@@ -36,7 +32,7 @@ def drop_schema(name: str) -> str:
     >>> drop_schema("s")
     'DROP DATABASE IF EXISTS `s`'
     """
-    return render(exp.Drop(tables=[_name(name)], kind="DATABASE", exists=True))
+    return render(exp.Drop(tables=[exp.table_(name, quoted=True)], kind="DATABASE", exists=True))
 
 
 def drop(kind: str, table: exp.Table) -> str:

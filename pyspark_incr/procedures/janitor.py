@@ -183,10 +183,7 @@ def _drop(spark: Any, table: exp.Table) -> None:
     tables.drop(spark, table)
     if leftover is None:
         return
-    path = spark._jvm.org.apache.hadoop.fs.Path(leftover)
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    if fs.exists(path):
-        fs.delete(path, True)
+    tables.delete_dir(spark, leftover)
 
 
 def _managed_root(spark: Any, table: exp.Table) -> str | None:

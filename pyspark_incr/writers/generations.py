@@ -28,12 +28,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr import commits
-from pyspark_incr import ddl
+from pyspark_incr import commits, ddl
 from pyspark_incr.jvm import shim_class
 from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.partitions import NULL_PARTITION
-from pyspark_incr.writers.tables import hadoop_path
+from pyspark_incr.writers.tables import delete_dir, hadoop_path
 from pyspark_incr.writers.tables import location as table_location
 
 #: Prefix of generation directories under a table's root.
@@ -167,8 +166,7 @@ def replace_all(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[
 
 def discard(spark: Any, staged: Staged) -> None:
     """Delete a generation that will not be published (its batch failed)."""
-    path = hadoop_path(spark, staged.path)
-    path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
+    delete_dir(spark, staged.path)
 
 
 def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
@@ -181,8 +179,9 @@ def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
         locations = str(shim_class(spark, "Generations").locations(spark._jsparkSession, table.db, table.name))
     except Exception:  # noqa: BLE001 - no such table (or no JVM catalog): no generations of it to look at
         return []
-    root = table_root(locations.splitlines()[0])
-    read = {loc[len(root) + 1:].split("/", 1)[0] for loc in locations.splitlines() if loc.startswith(root + "/")}
+    listed = locations.splitlines()
+    root = table_root(listed[0])
+    read = {loc[len(root) + 1:].split("/", 1)[0] for loc in listed if loc.startswith(root + "/")}
     base = hadoop_path(spark, root)
     fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
     if not fs.exists(base):
@@ -205,13 +204,11 @@ def _written_partitions(spark: Any, path: str, columns: tuple[str, ...]) -> list
 def _delete_superseded(spark: Any, root: str, old: str) -> None:
     """Delete an unpartitioned table's superseded version when it lies inside the table's root (ours to delete)."""
     old = old.rstrip("/")
-    conf = spark._jsc.hadoopConfiguration()
     if old == root:  # the table's first version: its files, not the generations beside them
         base = hadoop_path(spark, root)
-        fs = base.getFileSystem(conf)
+        fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
         for status in fs.listStatus(base):
             if not status.getPath().getName().startswith("_"):
                 fs.delete(status.getPath(), True)
     elif old.startswith(root + "/" + GEN_PREFIX):
-        path = hadoop_path(spark, old)
-        path.getFileSystem(conf).delete(path, True)
+        delete_dir(spark, old)

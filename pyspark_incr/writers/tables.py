@@ -9,8 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr import commits
-from pyspark_incr import ddl
+from pyspark_incr import commits, ddl
 from pyspark_incr.jvm import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident, literal
@@ -152,12 +151,10 @@ def discard_dead_commit(spark: Any, table: exp.Table) -> None:
     writer per table runs at a time (locks), so whatever is there belongs to a dead job.
     """
     try:
-        path = hadoop_path(spark, location(spark, table).rstrip("/") + "/_temporary")
+        temporary = location(spark, table).rstrip("/") + "/_temporary"
     except Exception:  # noqa: BLE001 - no JVM catalog (Spark Connect) or no location: nothing we can see
         return
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    if fs.exists(path):
-        fs.delete(path, True)
+    delete_dir(spark, temporary)
 
 
 def location(spark: Any, table: exp.Table) -> str:
@@ -168,6 +165,12 @@ def location(spark: Any, table: exp.Table) -> str:
 def hadoop_path(spark: Any, location: str) -> Any:
     """A Hadoop ``Path`` for ``location`` in ``spark``'s JVM."""
     return spark._jvm.org.apache.hadoop.fs.Path(location)
+
+
+def delete_dir(spark: Any, location: str) -> None:
+    """Delete ``location`` and everything under it, on whichever FileSystem it lives (nothing when it is not there)."""
+    path = hadoop_path(spark, location)
+    path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def insert_sql(table: exp.Table, view: str, overwrite: bool = False, replace_where: exp.Expression | None = None) -> str:
