@@ -72,13 +72,12 @@ def build_state(spark, models: int) -> None:
     store.append(t.INTERVALS, interval_rows)
 
 
-def forget_process_caches() -> None:
+def forget_process_caches(spark) -> None:
     """Empty what building the state left in this process (parsed models, read tables, ...): the first plan
     must find what a fresh process finds. Only the JVM stays warm (see ``--fresh-jvm``)."""
-    from pyspark_incr.state import store
+    from pyspark_incr.runtime import discard
 
-    store._ensured.clear()
-    store._session_cache.clear()
+    discard(spark)
     for name, module in list(sys.modules.items()):
         if name.startswith("pyspark_incr"):
             for value in list(vars(module).values()):
@@ -104,7 +103,7 @@ def bench_plan(models: int, profile: str | None = None, fresh_jvm: bool = False)
     spark.sparkContext.setLogLevel("ERROR")
     if not fresh_jvm:
         build_state(spark, models)
-    forget_process_caches()
+    forget_process_caches(spark)
     timings = []
     for call in range(3):
         profiler = cProfile.Profile() if profile and call == 0 else None

@@ -21,7 +21,7 @@ ORDER = ("ground", "model", "safety", "project", "state", "writers", "plan", "ru
 
 #: First-level modules and folders that are not named after their room.
 PLACED = {
-    "intervals": "ground", "errors": "ground", "config": "ground", "jvm": "ground", "sqltext": "ground",
+    "intervals": "ground", "errors": "ground", "config": "ground", "runtime": "ground", "sqltext": "ground",
     "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.
     "__init__": "cli", "cli_progress": "cli", "cli_status": "cli", "coverage": "cli", "coverage_plot": "cli",
@@ -151,12 +151,12 @@ def test_no_modules_import_one_another_in_a_circle():
 @pytest.mark.parametrize("source, expected", [
     ("from pyspark_incr.run import audits\n", ["pyspark_incr.run.audits"]),
     ("def later():\n    from pyspark_incr.bridge.session import attach\n", ["pyspark_incr.bridge.session"]),
-    ("from .. import jvm\n", ["pyspark_incr.jvm"]),
+    ("from .. import runtime\n", ["pyspark_incr.runtime"]),
     ("import pyspark_incr.plan.planner\n", ["pyspark_incr.plan.planner"]),
 ])
 def test_imports_are_found_however_they_are_written(tmp_path, source, expected):
     root = tmp_path / "pyspark_incr"
-    for name in ("__init__.py", "model/__init__.py", "run/audits.py", "bridge/session.py", "jvm.py", "plan/planner.py"):
+    for name in ("__init__.py", "model/__init__.py", "run/audits.py", "bridge/session.py", "runtime.py", "plan/planner.py"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("")
     (root / "model" / "probe.py").write_text(source)

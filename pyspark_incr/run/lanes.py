@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from pyspark_incr.jvm import shim_class
+from pyspark_incr.runtime import shim_class
 
 T = TypeVar("T")
 

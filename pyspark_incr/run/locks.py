@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from pyspark_incr.jvm import app_id
+from pyspark_incr.runtime import runtime
 from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
 from pyspark_incr.errors import ClaimLost, LockTimeout
 from pyspark_incr.stalls import frozen, stall
@@ -33,8 +33,6 @@ from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import table_location
 
 _POLL_SECONDS = 0.25
-_mutexes: dict[tuple[str, str], threading.Lock] = {}
-_mutexes_lock = threading.Lock()
 
 
 class Claimed(LockTimeout):
@@ -85,6 +83,7 @@ class Locks:
                  work: dict[str, tuple[tuple[str, int | None, int | None], ...]] | None = None,
                  env: str | None = None) -> None:
         self.spark, self.schema, self.owner, self.procedure = spark, schema, owner, procedure
+        self.runtime = runtime(spark)
         self.lease_s = float(setting(spark, LOCK_LEASE))
         self.timeout_s = float(setting(spark, LOCK_TIMEOUT)) if wait_s is None else wait_s
         self.work, self.env = work or {}, env
@@ -169,7 +168,7 @@ class Locks:
 
     def _lock_mutex(self, key: str, deadline: float) -> threading.Lock:
         """This process's mutex of ``key``: other calls of this Spark application wait here."""
-        mutex = _mutex(self.schema, key)
+        mutex = self.runtime.mutex(self.schema, key)
         if mutex.acquire(blocking=False):
             self._mutexes.append(mutex)
             return mutex
@@ -188,7 +187,7 @@ class Locks:
         """Win ``key``'s claim, polling while another application holds it, until ``deadline`` (then the
         key's mutex is given back)."""
         kdir = claims.key_dir(self._root, key)
-        rec = claims.record(key, self.owner, self.procedure, app_id(self.spark), int(self.lease_s * 1000),
+        rec = claims.record(key, self.owner, self.procedure, self.runtime.app_id, int(self.lease_s * 1000),
                             self.work.get(key, ()), self.env)
         while True:
             stall("before-claim")
@@ -258,7 +257,3 @@ def in_flight(spark: Any, schema: str) -> list[claims.Holder]:
     location = table_location(spark, schema, t.LOCKS.name)
     return claims.holders(spark, claims.root(location.toString())) if location is not None else []
 
-
-def _mutex(schema: str, key: str) -> threading.Lock:
-    with _mutexes_lock:
-        return _mutexes.setdefault((schema, key), threading.Lock())

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from pyspark_incr.jvm import shim_class
+from pyspark_incr.runtime import shim_class
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.stalls import stall
 

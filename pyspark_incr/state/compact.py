@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyspark_incr.jvm import app_id
+from pyspark_incr.runtime import runtime
 from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
@@ -46,8 +46,6 @@ from pyspark_incr.state.store import (
 SETTLED_MS = 10 * 60_000
 
 _log = logging.getLogger(__name__)
-#: Files each state table was left with by this process's last compaction of it.
-_left: dict[tuple[str, str, str], int] = {}
 Fold = Callable[[pa.Table, int, int], pa.Table]
 _FOLDS: dict[str, Fold] = {}
 
@@ -64,13 +62,14 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     """Compact every state table holding at least ``threshold`` data files; the files folded per table."""
     limit = max(2, threshold if threshold is not None else int(setting(spark, STATE_COMPACT_FILES)))
     done = {}
+    left = runtime(spark).compacted
     for table in t.ALL_TABLES:
         listed = data_files(spark, schema, table.name)
-        key = (app_id(spark), schema, table.name)
+        key = (schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
-        if len(listed) >= limit and len(listed) >= _left.get(key, 0) + limit // 2:
+        if len(listed) >= limit and len(listed) >= left.get(key, 0) + limit // 2:
             done[table.name] = compact(spark, schema, table, listed)
-            _left[key] = len(data_files(spark, schema, table.name))
+            left[key] = len(data_files(spark, schema, table.name))
     return {name: count for name, count in done.items() if count}
 
 

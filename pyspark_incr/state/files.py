@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pyspark_incr.jvm import shim_class
+from pyspark_incr.runtime import shim_class
 
 #: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
 APPEND_PREFIX = "_incr_append_"

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from pyspark_incr import ddl
-from pyspark_incr.jvm import app_id
+from pyspark_incr.runtime import runtime
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -26,12 +26,7 @@ from pyspark_incr.state import files
 from pyspark_incr.state import snapshot as snapshots
 from pyspark_incr.state import tables as t
 
-_ensured: set[tuple[str, str]] = set()
 APPEND_PREFIX = files.APPEND_PREFIX
-#: Rows of each state table's files this process has seen, per application.
-_file_caches: dict[tuple[str, str, str], files.FileCache] = {}
-#: Where each state table's files are, per application.
-_locations: dict[tuple[str, str, str], Any] = {}
 
 
 @dataclass(frozen=True)
@@ -63,6 +58,7 @@ class StateStore:
 
     def __init__(self, spark: Any, schema: str | None = None) -> None:
         self.spark = spark
+        self.runtime = runtime(spark)
         self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
         #: The file listing version (:func:`files_version`) each table was read at.
@@ -70,8 +66,7 @@ class StateStore:
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
-        key = (app_id(self.spark), self.schema)
-        if key in _ensured:
+        if self.schema in self.runtime.ensured:
             return
         existing = {table: _columns(self.spark, self.schema, table.name) for table in t.ALL_TABLES}
         if None in existing.values():
@@ -81,7 +76,7 @@ class StateStore:
                 self.spark.sql(table.ddl(self.schema))
             else:
                 self._upgrade(table, columns)
-        _ensured.add(key)
+        self.runtime.ensured.add(self.schema)
 
     def _upgrade(self, table: t.StateTable, existing: list[str]) -> None:
         """Add the columns a table created by an older version lacks (another process may just have)."""
@@ -107,17 +102,9 @@ class StateStore:
                 # create it again, as on first use, rather than failing every call until a restart.
                 if self.spark.catalog.tableExists(table.qualified(self.schema)):
                     raise
-                self._forget()
+                self.runtime.forget(self.schema)
                 self._read(table)
         return self._cache[table.name]
-
-    def _forget(self) -> None:
-        """Drop what this application remembers of the schema's tables."""
-        app = app_id(self.spark)
-        _ensured.discard((app, self.schema))
-        for key in [k for k in (*_locations, *_file_caches) if k[:2] == (app, self.schema)]:
-            _locations.pop(key, None)
-            _file_caches.pop(key, None)
 
     def _read(self, table: t.StateTable) -> None:
         self.ensure()
@@ -241,10 +228,10 @@ def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> 
 
 def file_cache(spark: Any, schema: str, table: t.StateTable) -> files.FileCache:
     """This application's cache of ``table``'s file rows."""
-    key = (app_id(spark), schema, table.name)
-    cache = _file_caches.get(key)
+    caches = runtime(spark).state_files
+    cache = caches.get((schema, table.name))
     if cache is None:
-        cache = _file_caches.setdefault(key, files.FileCache(table.schema))
+        cache = caches.setdefault((schema, table.name), files.FileCache(table.schema))
     return cache
 
 
@@ -253,16 +240,16 @@ def table_location(spark: Any, schema: str, name: str) -> Any:
 
     Asked of the metastore once per application: a state table does not move.
     """
-    key = (app_id(spark), schema, name)
-    if key not in _locations:
+    locations = runtime(spark).locations
+    if (schema, name) not in locations:
         try:
             jvm = spark._jvm
             ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
             location = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
-            _locations[key] = jvm.org.apache.hadoop.fs.Path(location)
+            locations[(schema, name)] = jvm.org.apache.hadoop.fs.Path(location)
         except Exception:  # noqa: BLE001 - Spark Connect, or no such table (yet): ask again next time
             return None
-    return _locations[key]
+    return locations[(schema, name)]
 
 
 def files_version(spark: Any, schema: str, name: str) -> tuple | None:
@@ -278,7 +265,7 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     except Exception:  # noqa: BLE001 - without a version the caller simply reads the table
         listed = None
     if listed is None:
-        _locations.pop((app_id(spark), schema, name), None)
+        runtime(spark).locations.pop((schema, name), None)
         return None
     return _version(listed)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr.jvm import app_id, shim_class
+from pyspark_incr.runtime import runtime, shim_class
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model
 
@@ -27,7 +27,6 @@ PARQUET, DELTA = "parquet", "delta"
 #: Formats some writer can build; others (iceberg) are refused at plan time.
 BUILDABLE = (PARQUET, DELTA)
 _DELTA_CLASS = "io.delta.tables.DeltaTable"
-_available: dict[str, bool] = {}
 
 
 def requested(model: Model) -> str:
@@ -47,19 +46,19 @@ def create_using(model: Model) -> str:
 
 def delta_available(spark: Any) -> bool:
     """True when Delta Lake's classes are on this Spark driver's classpath."""
-    app = app_id(spark)
-    if app not in _available:
+    rt = runtime(spark)
+    if rt.delta is None:
         try:
             spark._jvm.java.lang.Class.forName(_DELTA_CLASS)
-            _available[app] = True
+            rt.delta = True
         except Exception:  # noqa: BLE001 - py4j raises a Py4JJavaError wrapping ClassNotFoundException
-            _available[app] = False
-    return _available[app]
+            rt.delta = False
+    return rt.delta
 
 
 def existing(spark: Any, table: exp.Table) -> str | None:
     """The format of ``table`` as the catalog records it (its provider), or None when it does not exist."""
-    found = shim_class(spark, "Generations").provider(spark._jsparkSession, table.db, table.name)
+    found = shim_class(spark, "CatalogReads").provider(spark._jsparkSession, table.db, table.name)
     return None if found is None else str(found)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits, ddl
-from pyspark_incr.jvm import shim_class
+from pyspark_incr.runtime import shim_class
 from pyspark_incr.sqltext import ident
 from pyspark_incr.writers.partitions import NULL_PARTITION
 from pyspark_incr.writers.tables import delete_dir, hadoop_path
@@ -147,7 +147,7 @@ def publish(spark: Any, table: exp.Table, staged: Staged, partition_columns: tup
 
 def current_partitions(spark: Any, table: exp.Table) -> list[dict[str, str]]:
     """The table's partitions as specs (column -> value as the catalog spells it)."""
-    found = shim_class(spark, "Generations").partitionSpecs(spark._jsparkSession, table.db, table.name)
+    found = shim_class(spark, "CatalogReads").partitionSpecs(spark._jsparkSession, table.db, table.name)
     return [{k: NULL_PARTITION if v is None else v for k, v in spec.items()} for spec in json.loads(found)]
 
 
@@ -176,7 +176,7 @@ def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
     Only for a caller holding the table's claim: no live writer of it is staging beside.
     """
     try:
-        locations = str(shim_class(spark, "Generations").locations(spark._jsparkSession, table.db, table.name))
+        locations = str(shim_class(spark, "CatalogReads").locations(spark._jsparkSession, table.db, table.name))
     except Exception:  # noqa: BLE001 - no such table (or no JVM catalog): no generations of it to look at
         return []
     listed = locations.splitlines()

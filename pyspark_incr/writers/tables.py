@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr import commits, ddl
-from pyspark_incr.jvm import shim_class
+from pyspark_incr.runtime import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident, literal
 from pyspark_incr.writers import docs, formats
@@ -29,7 +29,7 @@ def exists(spark: Any, table: exp.Table) -> bool:
 
 def names_in(spark: Any, schema: str) -> set[str]:
     """Lowercased names of the tables and views in ``schema`` (empty when it does not exist)."""
-    found = shim_class(spark, "Generations").tableNames(spark._jsparkSession, schema)
+    found = shim_class(spark, "CatalogReads").tableNames(spark._jsparkSession, schema)
     return {name.lower() for name in found.splitlines()}
 
 
@@ -159,7 +159,7 @@ def discard_dead_commit(spark: Any, table: exp.Table) -> None:
 
 def location(spark: Any, table: exp.Table) -> str:
     """The table's directory as the catalog records it (one JVM call)."""
-    return str(shim_class(spark, "Generations").location(spark._jsparkSession, table.db, table.name))
+    return str(shim_class(spark, "CatalogReads").location(spark._jsparkSession, table.db, table.name))
 
 
 def hadoop_path(spark: Any, location: str) -> Any:

@@ -249,69 +249,6 @@ public final class Generations {
     return JSON.writeValueAsString(specs);
   }
 
-  /** The table's location, as the catalog records it. */
-  public static String location(SparkSession session, String db, String table) throws Exception {
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    return session.sessionState().catalog().getTableMetadata(ident).location().toString();
-  }
-
-  /** The table's provider (its format) lowercased; null when the catalog records none or the table does not exist. */
-  public static String provider(SparkSession session, String db, String table) throws Exception {
-    SessionCatalog catalog = session.sessionState().catalog();
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    if (!catalog.tableExists(ident)) return null;
-    Option<String> provider = catalog.getTableMetadata(ident).provider();
-    return provider.isDefined() ? provider.get().toLowerCase(java.util.Locale.ROOT) : null;
-  }
-
-  /**
-   * Every location the table reads from, one per line: the table's own first, then each partition's
-   * (one catalog call, where a listing through py4j costs a round trip per partition).
-   */
-  public static String locations(SparkSession session, String db, String table) throws Exception {
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    SessionCatalog catalog = session.sessionState().catalog();
-    CatalogTable meta = catalog.getTableMetadata(ident);
-    StringBuilder out = new StringBuilder(meta.location().toString());
-    if (meta.partitionColumnNames().nonEmpty()) {
-      for (CatalogTablePartition p : CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
-        out.append('\n').append(p.location().toString());
-      }
-    }
-    return out.toString();
-  }
-
-  /**
-   * The table's partition specs as a JSON list of objects (column to value, as the catalog keeps
-   * them): one catalog call, where SHOW PARTITIONS costs a parsed and executed command.
-   */
-  public static String partitionSpecs(SparkSession session, String db, String table) throws Exception {
-    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    List<Map<String, String>> specs = new ArrayList<>();
-    for (CatalogTablePartition p :
-        CollectionConverters.asJava(session.sessionState().catalog().listPartitions(ident, Option.empty()))) {
-      specs.add(CollectionConverters.asJava(p.spec()));
-    }
-    return JSON.writeValueAsString(specs);
-  }
-
-  /**
-   * Names of the tables and views of schema {@code db}, one per line (temporary views left out);
-   * empty when the schema does not exist. Asks the external catalog directly: the session
-   * catalog's listing matches a pattern and checks the schema first, three times the cost.
-   */
-  public static String tableNames(SparkSession session, String db) {
-    StringBuilder out = new StringBuilder();
-    scala.collection.immutable.Seq<String> names;
-    try {
-      names = session.sharedState().externalCatalog().listTables(db.toLowerCase(java.util.Locale.ROOT));
-    } catch (Exception missingSchema) {
-      return out.toString();
-    }
-    for (String name : CollectionConverters.asJava(names)) out.append(name).append('\n');
-    return out.toString();
-  }
-
   private static CatalogTablePartition partition(Map<String, String> spec, CatalogStorageFormat storage) {
     return new CatalogTablePartition(
         scalaMap(spec), storage, scalaMap(Map.of()), System.currentTimeMillis(), -1L, Option.empty());

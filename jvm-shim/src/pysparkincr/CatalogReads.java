@@ -1,0 +1,90 @@
+package pysparkincr;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * What the catalog says of a table (its location, format, partitions; a schema's tables), each
+ * answer in one call and as plain text or JSON.
+ *
+ * <p>Why Java: the same questions asked from Python walk Spark's catalog objects through py4j, a
+ * round trip per object (per partition, for a listing), and SQL ({@code SHOW PARTITIONS}, {@code
+ * SHOW TABLES}) costs a parsed and executed command each; these are asked on every call's hot path.
+ */
+public final class CatalogReads {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private CatalogReads() {}
+
+  /** The table's location, as the catalog records it. */
+  public static String location(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    return session.sessionState().catalog().getTableMetadata(ident).location().toString();
+  }
+
+  /** The table's provider (its format) lowercased; null when the catalog records none or the table does not exist. */
+  public static String provider(SparkSession session, String db, String table) throws Exception {
+    SessionCatalog catalog = session.sessionState().catalog();
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    if (!catalog.tableExists(ident)) return null;
+    Option<String> provider = catalog.getTableMetadata(ident).provider();
+    return provider.isDefined() ? provider.get().toLowerCase(java.util.Locale.ROOT) : null;
+  }
+
+  /**
+   * Every location the table reads from, one per line: the table's own first, then each partition's
+   * (one catalog call, where a listing through py4j costs a round trip per partition).
+   */
+  public static String locations(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    SessionCatalog catalog = session.sessionState().catalog();
+    CatalogTable meta = catalog.getTableMetadata(ident);
+    StringBuilder out = new StringBuilder(meta.location().toString());
+    if (meta.partitionColumnNames().nonEmpty()) {
+      for (CatalogTablePartition p : CollectionConverters.asJava(catalog.listPartitions(ident, Option.empty()))) {
+        out.append('\n').append(p.location().toString());
+      }
+    }
+    return out.toString();
+  }
+
+  /**
+   * The table's partition specs as a JSON list of objects (column to value, as the catalog keeps
+   * them): one catalog call, where SHOW PARTITIONS costs a parsed and executed command.
+   */
+  public static String partitionSpecs(SparkSession session, String db, String table) throws Exception {
+    TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
+    List<Map<String, String>> specs = new ArrayList<>();
+    for (CatalogTablePartition p :
+        CollectionConverters.asJava(session.sessionState().catalog().listPartitions(ident, Option.empty()))) {
+      specs.add(CollectionConverters.asJava(p.spec()));
+    }
+    return JSON.writeValueAsString(specs);
+  }
+
+  /**
+   * Names of the tables and views of schema {@code db}, one per line (temporary views left out);
+   * empty when the schema does not exist. Asks the external catalog directly: the session
+   * catalog's listing matches a pattern and checks the schema first, three times the cost.
+   */
+  public static String tableNames(SparkSession session, String db) {
+    StringBuilder out = new StringBuilder();
+    scala.collection.immutable.Seq<String> names;
+    try {
+      names = session.sharedState().externalCatalog().listTables(db.toLowerCase(java.util.Locale.ROOT));
+    } catch (Exception missingSchema) {
+      return out.toString();
+    }
+    for (String name : CollectionConverters.asJava(names)) out.append(name).append('\n');
+    return out.toString();
+  }
+}
