@@ -88,11 +88,6 @@ def shim_class(spark: Any, name: str) -> Any:
     return runtime(spark).shim(name)
 
 
-def app_id(spark: Any) -> str:
-    """The Spark application's id (see :class:`Runtime`)."""
-    return runtime(spark).app_id
-
-
 def discard(spark: Any) -> None:
     """Forget ``spark``'s runtime: the next call starts as a new application's first call does (benchmarks)."""
     vars(spark.sparkContext).pop(_ATTRIBUTE, None)
