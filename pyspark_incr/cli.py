@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +15,17 @@ from typing import Any, Iterator
 
 from pyspark_incr.sqltext import call_sql, split_statements
 
-REPO = Path(__file__).resolve().parents[1]
-QUICKSTART = REPO / "sql" / "quickstart.sql"
+_PACKAGE = Path(__file__).resolve().parent
+#: The quickstart's files, in the checkout's layout: the script, the scheduled jobs, the example project.
+QUICKSTART_FILES = ("sql/quickstart.sql", "sql/jobs/run.sql", "sql/jobs/run_job.py", "examples/quickstart")
+
+
+def examples_root() -> Path:
+    """Where ``sql/quickstart.sql`` and ``examples/quickstart`` are: a checkout, else the wheel's copy."""
+    for root in (_PACKAGE.parent, _PACKAGE / "_quickstart"):
+        if (root / "sql" / "quickstart.sql").is_file() and (root / "examples" / "quickstart").is_dir():
+            return root
+    raise FileNotFoundError(f"pyspark-incr: the quickstart files are missing under {_PACKAGE}; reinstall pyspark-incr")
 
 
 def default_home() -> Path:
@@ -47,8 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", type=Path, default=None, help="embedded catalog/warehouse directory (default: $PYSPARK_INCR_HOME or ./.incr)")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run sql/quickstart.sql end to end on the embedded default")
-    demo.add_argument("--script", type=Path, default=QUICKSTART, help="SQL script to run (default: sql/quickstart.sql)")
+    demo.add_argument("--script", type=Path, default=None,
+                      help="SQL script to run, with paths relative to the current directory "
+                           "(default: the quickstart, from the checkout or the installed package)")
     demo.set_defaults(handler=_demo)
+    quickstart = sub.add_parser("quickstart", help="write the quickstart (sql/, examples/quickstart) into a directory")
+    quickstart.add_argument("dir", type=Path, nargs="?", default=Path("pyspark-incr-quickstart"),
+                            help="where to write it (default: ./pyspark-incr-quickstart); must not hold its files yet")
+    quickstart.set_defaults(handler=_quickstart)
+    jar = sub.add_parser("jar-path", help="print the plugin's jar, for --jars / spark.jars / a cluster library")
+    jar.set_defaults(handler=_jar_path)
     for name, extra_args in (("plan", ("project", "select", "start", "end")),
                              ("apply", ("project", "select", "start", "end")),
                              ("run", ("select", "start", "end")),
@@ -119,19 +137,58 @@ def _call(spark: Any, args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace, _: list[str]) -> int:
-    if not args.script.is_file():
-        print(f"pyspark-incr demo: {args.script} not found; run from a checkout of pyspark-incr or pass --script", file=sys.stderr)
+    script = args.script.resolve() if args.script else None
+    if script is not None and not script.is_file():
+        print(f"pyspark-incr demo: {args.script} not found", file=sys.stderr)
         return 2
     spark = _session(args)
-    os.chdir(REPO)  # the script names the example project by its path in the repository
+    if script is None:
+        # The script names the example project by its path from the checkout's root; an installed
+        # package's copy may be read-only, so it runs from a copy under the home directory.
+        root = examples_root()
+        if root != _PACKAGE.parent:
+            root = _copy_quickstart(root, (args.home or default_home()) / "quickstart", replace=True)
+        os.chdir(root)
+        script = root / "sql" / "quickstart.sql"
     failed = 0
-    for statement in split_statements(args.script.read_text(encoding="utf-8")):
+    for statement in split_statements(script.read_text(encoding="utf-8")):
         with _progress_bar():
             df = spark.sql(statement)
         title = _title(statement)
         if title.upper().startswith(("CALL", "SELECT")):
             failed |= _show(title, df)
     return failed
+
+
+def _quickstart(args: argparse.Namespace, _: list[str]) -> int:
+    target = args.dir.resolve()
+    present = [name for name in QUICKSTART_FILES if (target / name).exists()]
+    if present:
+        print(f"pyspark-incr quickstart: {target} already holds {', '.join(present)}; "
+              "remove them or name another directory", file=sys.stderr)
+        return 2
+    _copy_quickstart(examples_root(), target, replace=False)
+    print(f"Wrote the quickstart to {target}. Run it:\n  cd {target}\n  pyspark-incr spark-sql -f sql/quickstart.sql")
+    return 0
+
+
+def _copy_quickstart(root: Path, target: Path, *, replace: bool) -> Path:
+    """Copy the quickstart's files from ``root`` into ``target`` (same layout); ``target``."""
+    for name in QUICKSTART_FILES:
+        source, destination = root / name, target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, destination, dirs_exist_ok=replace)
+        else:
+            shutil.copyfile(source, destination)
+    return target
+
+
+def _jar_path(_: argparse.Namespace, __: list[str]) -> int:
+    from pyspark_incr.bridge.jar import jar_path
+
+    print(jar_path())
+    return 0
 
 
 @contextmanager

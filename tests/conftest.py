@@ -7,6 +7,7 @@ session already has the plugin attached, so ``spark.sql("CALL incr.…")`` works
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,3 +108,61 @@ def call(spark, procedure: str, **args) -> list:
     from pyspark_incr.sqltext import call_sql
 
     return spark.sql(call_sql(procedure, **args)).collect()
+
+
+# --- pyspark-incr installed as a user installs it (tests/services/install.py) -------------------
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel ``python -m build`` makes of this checkout (built once per test run)."""
+    from services.install import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+_installs: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def install_of(wheel, tmp_path_factory: pytest.TempPathFactory):
+    """``install_of(pyspark)``: a fresh venv with the wheel and that pyspark (None: the newest declared), made once."""
+    from services.install import Install
+
+    def make(pyspark: str | None = None):
+        # bench/versions.sh pins the default install's pyspark to each declared version in turn
+        pyspark = pyspark or os.environ.get("PYSPARK_INCR_TEST_PYSPARK") or None
+        key = pyspark or "newest"
+        if key not in _installs:
+            _installs[key] = Install.create(tmp_path_factory.mktemp(f"install-{key}"), wheel, pyspark)
+        return _installs[key]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def standalone(install_of, tmp_path_factory: pytest.TempPathFactory):
+    """A Spark standalone master and worker (tests/services/cluster.py) beside a shared metastore service.
+
+    The cluster runs the Spark of the wheel's default install (its pyspark's own ``spark-class``),
+    so driver and executors have one Spark version whichever pyspark that install pinned.
+
+    Yields ``(cluster, metastore)``; applications submitted to ``cluster.url`` with
+    ``metastore.spark_conf()`` share one catalog and one warehouse, and run their tasks in executor
+    JVMs the worker launches.
+    """
+    from services.cluster import StandaloneCluster
+    from services.metastore import MetastoreService
+
+    metastore = MetastoreService.start(tmp_path_factory.mktemp("cluster-metastore"))
+    try:
+        install = install_of()
+        found = install.run([str(install.python), "-c", "import pyspark; print(pyspark.__path__[0])"], cwd=install.venv)
+        spark_home = Path(found.stdout.strip())
+        cluster = StandaloneCluster.start(tmp_path_factory.mktemp("cluster"), spark_home)
+    except BaseException:
+        metastore.stop()
+        raise
+    yield cluster, metastore
+    cluster.stop()
+    metastore.stop()

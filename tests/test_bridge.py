@@ -229,7 +229,7 @@ def test_concurrent_builds_leave_one_valid_jar(fresh_cache):
 
     def build():
         try:
-            jarmod._build(jarmod.source_dir(), target)
+            jarmod._build(jarmod.checkout_sources(), target)
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 

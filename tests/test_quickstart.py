@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
-from pyspark.sql import functions as F
-from sqlglot import exp
-
 from pyspark_incr.bridge.session import spark_sql_command
 from pyspark_incr.sqltext import split_statements
+from services.warehouse import read_model
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "sql" / "quickstart.sql"
@@ -80,43 +78,12 @@ def test_spark_sql_cli_runs_the_quickstart_with_the_same_results(spark, in_proce
     home, stdout = cli_home
     assert "quickstart.daily_revenue" in stdout
     for table, keys in MODELS.items():
-        from_cli = _read_table_files(spark, _physical_dir(spark, home, f"quickstart.{table}"))
+        from_cli = read_model(spark, home / "warehouse", f"quickstart.{table}")
         in_proc = spark.table(f"quickstart.{table}")
         order = [c.strip() for c in keys.split(",")]
         assert_df_equality(
             from_cli.select(*in_proc.columns).orderBy(*order), in_proc.orderBy(*order), ignore_nullable=True
         )
-
-
-def _physical_dir(spark, home: Path, model: str) -> Path:
-    """The directory of the physical table prod shows ``model`` from, in the other process's warehouse.
-
-    That process's state says which table it is: its environments state table (append-only Parquet,
-    folded in ``seq`` order) read from its files, the model's latest prod row.
-    """
-    warehouse = home / "warehouse"
-    latest = (spark.read.parquet(str(warehouse / "incr_state.db" / "environments"))
-              .where((F.col("env") == "prod") & (F.col("model") == model)).orderBy(F.desc("seq")).first())
-    assert latest is not None and latest.op == "apply", f"prod holds no version of {model}"
-    table = exp.to_table(latest.table_name, dialect="spark")
-    return warehouse / f"{table.db}.db" / table.name
-
-
-def _read_table_files(spark, root: Path):
-    """A table's rows read from its directory (the other process's catalog is not at hand).
-
-    Batches publish generations (``_incr_gen_*`` beside the table's own files, see
-    writers/generations.py); superseded files are deleted, so the live rows are the union of all.
-    """
-    def holds_rows(d: Path) -> bool:
-        return any(not any(part.startswith("_") for part in f.relative_to(d).parts) for f in d.rglob("*.parquet"))
-
-    dirs = [d for d in [root, *sorted(root.glob("_incr_gen_*"))] if holds_rows(d)]
-    frames = [spark.read.parquet(str(d)) for d in dirs]
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
-    return out
 
 
 def _cli(home: Path, *args: str) -> str:

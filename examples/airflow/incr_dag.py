@@ -8,7 +8,8 @@ Airflow retries it; a retry builds only what is still missing.
 
 Deploy: pyspark-incr installed where the task runs (the ``pyspark-incr`` command),
 and ``run.sql`` reachable: ``$PYSPARK_INCR_JOBS_DIR``, else ``sql/jobs`` of the
-checkout this file sits in. ``$PYSPARK_INCR_HOME`` is the embedded catalog
+checkout this file sits in (outside a checkout, ``pyspark-incr quickstart DIR``
+writes ``DIR/sql/jobs``). ``$PYSPARK_INCR_HOME`` is the embedded catalog
 directory the CLI uses; on a cluster, replace ``pyspark-incr --home ... spark-sql``
 with your ``spark-sql`` and the plugin's ``--conf`` settings (see docs/jobs.md).
 """

@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark_incr import configure_spark_with_incr
 
     args = parse_args(argv)
-    spark = configure_spark_with_incr(SparkSession.builder.appName("pyspark-incr run")).getOrCreate()
+    # no appName: spark-submit's --name (default: this file's name) is what the cluster's UI shows
+    spark = configure_spark_with_incr(SparkSession.builder).getOrCreate()
     try:
         return run(spark, args)
     finally:

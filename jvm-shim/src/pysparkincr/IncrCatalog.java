@@ -49,7 +49,7 @@ public class IncrCatalog implements ProcedureCatalog {
       throw IncrCatalog.<RuntimeException>unchecked(new NoSuchFunctionException("ROUTINE_NOT_FOUND",
           new scala.collection.immutable.Map.Map1<>("routineName", quoted.toString())));
     }
-    return new IncrProcedure(spec);
+    return IncrProcedure.of(spec);
   }
 
   /** AnalysisException is checked in Java's eyes; loadProcedure may not declare it. */

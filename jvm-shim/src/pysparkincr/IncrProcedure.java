@@ -1,12 +1,15 @@
 package pysparkincr;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
-import org.apache.spark.sql.connector.catalog.procedures.SimpleProcedure;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
@@ -16,17 +19,52 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Why Java: Spark resolves {@code CALL} to JVM procedure objects, with Spark's internal row
  * types.
+ *
+ * <p>Both halves of a procedure in one object: the parameters never depend on the input types, so
+ * binding changes nothing. Spark 4.2 calls that a {@code SimpleProcedure}, and only for one does
+ * {@code DESCRIBE PROCEDURE} list the parameters; Spark 4.1, which the jar is compiled against,
+ * has no such interface, so {@link #of} puts it on at runtime where it exists.
  */
-final class IncrProcedure implements SimpleProcedure {
+final class IncrProcedure implements UnboundProcedure, BoundProcedure {
+  private static final Class<?> SIMPLE = simpleProcedureClass();
   private final Registry.Spec spec;
 
-  IncrProcedure(Registry.Spec spec) {
+  private IncrProcedure(Registry.Spec spec) {
     this.spec = spec;
+  }
+
+  /** The procedure for {@code spec}: a {@code SimpleProcedure} where this Spark has the interface. */
+  static UnboundProcedure of(Registry.Spec spec) {
+    IncrProcedure procedure = new IncrProcedure(spec);
+    if (SIMPLE == null) return procedure;
+    return (UnboundProcedure) Proxy.newProxyInstance(
+        IncrProcedure.class.getClassLoader(), new Class<?>[] {SIMPLE}, (proxy, method, args) -> {
+          if (method.getName().equals("bind")) return proxy;
+          try {
+            return IncrProcedure.class.getMethod(method.getName(), method.getParameterTypes()).invoke(procedure, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause(); // the procedure's own error, exactly as a direct call throws it
+          }
+        });
+  }
+
+  private static Class<?> simpleProcedureClass() {
+    try {
+      return Class.forName(
+          "org.apache.spark.sql.connector.catalog.procedures.SimpleProcedure", false, UnboundProcedure.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      return null; // Spark 4.1
+    }
   }
 
   @Override
   public String name() {
     return spec.name;
+  }
+
+  @Override
+  public BoundProcedure bind(StructType inputType) {
+    return this;
   }
 
   @Override

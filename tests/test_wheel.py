@@ -1,0 +1,93 @@
+"""The wheel as a user installs it: a prebuilt jar, no compiler needed, the quickstart from any directory.
+
+Each install is a fresh venv outside the checkout with only the wheel (and its
+dependencies) in it, run on a PATH that has ``java`` and no ``javac``, no
+``JAVA_HOME`` and an empty jar cache (tests/services/install.py). The quickstart
+runs on the lowest pyspark pyproject.toml declares (the one the jar is compiled
+against) and on the newest it allows.
+"""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import functions as F
+
+from services.install import JDK_ONLY, lowest_declared_pyspark
+from services.pyspark_job import quickstart_in_pyspark, quickstart_statements
+from services.warehouse import read_model
+
+pytestmark = pytest.mark.slow
+
+#: What the quickstart's CALLs print in spark-sql (tab-separated), model by model.
+APPLY_ROWS = ["quickstart.daily_revenue\tINCREMENTAL_BY_TIME_RANGE\tbuild\t2024-01-01 00:00:00\t2024-01-08 00:00:00\t7\t49\tok",
+              "quickstart.customer_totals\tFULL\tbuild\t2024-01-07 00:00:00\t2024-01-08 00:00:00\t1\t7\tok"]
+NEXT_DAY_ROW = "quickstart.daily_revenue\tINCREMENTAL_BY_TIME_RANGE\tbuild\t2024-01-08 00:00:00\t2024-01-09 00:00:00\t1\t7\tok"
+
+
+def test_the_wheel_carries_a_java_17_jar_and_no_java_sources(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pyspark_incr/_jvm/pyspark-incr-shim.jar" in names
+    assert not [n for n in names if n.endswith(".java")]
+    assert {"pyspark_incr/_quickstart/sql/quickstart.sql", "pyspark_incr/_quickstart/sql/jobs/run_job.py",
+            "pyspark_incr/_quickstart/examples/quickstart/models/daily_revenue.sql"} <= set(names)
+    with zipfile.ZipFile(wheel) as outer, outer.open("pyspark_incr/_jvm/pyspark-incr-shim.jar") as inner:
+        jar = zipfile.ZipFile(inner)
+        classes = [n for n in jar.namelist() if n.endswith(".class")]
+        majors = {struct.unpack(">H", jar.read(n)[6:8])[0] for n in classes}
+    assert "pysparkincr/IncrCatalog.class" in classes
+    assert majors == {61}  # Java 17 bytecode: runs on every Java Spark 4 supports
+
+
+@pytest.mark.parametrize("pyspark", ["lowest", "newest"])
+def test_the_installed_wheel_runs_the_quickstart_in_spark_sql_without_a_compiler(install_of, tmp_path, pyspark):
+    lowest = lowest_declared_pyspark()
+    install = install_of(lowest if pyspark == "lowest" else None)
+    if pyspark == "lowest":
+        assert install.version("pyspark") == lowest
+    anywhere = tmp_path / "anywhere"
+    anywhere.mkdir()
+    assert not [c for c in JDK_ONLY if (install.bin_path / c).exists()]
+
+    wrote = install.run(["pyspark-incr", "quickstart", "qs"], cwd=anywhere)
+    assert wrote.returncode == 0, wrote.stderr
+    jar = install.run(["pyspark-incr", "jar-path"], cwd=anywhere).stdout.strip()
+    assert jar == str(install.venv / "lib" / "python3.11" / "site-packages" / "pyspark_incr" / "_jvm"
+                      / "pyspark-incr-shim.jar")
+    done = install.run(["pyspark-incr", "--home", str(tmp_path / "home"), "spark-sql", "-f", "sql/quickstart.sql"],
+                       cwd=anywhere / "qs")
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("quickstart.")]
+    for expected in [*APPLY_ROWS, NEXT_DAY_ROW]:
+        assert any(line.startswith(expected) for line in lines), (expected, done.stdout)
+    assert list(install.cache.rglob("*.jar")) == []  # nothing was compiled: the wheel's jar served
+
+
+def test_the_installed_wheel_runs_from_pyspark_in_any_directory_with_the_same_tables(spark, install_of, tmp_path):
+    install = install_of()
+    written = install.run(["pyspark-incr", "quickstart", str(tmp_path / "qs")], cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    statements = [*quickstart_statements(str(tmp_path / "qs" / "examples" / "quickstart")), "DESCRIBE PROCEDURE incr.run"]
+    result = quickstart_in_pyspark(install, tmp_path / "qs", tmp_path / "home", elsewhere, master="local[1]",
+                                   statements=statements)
+
+    assert result["executors"] == 0
+    described = "\n".join(str(v) for row in result["rows"][-1] for v in row.values())
+    assert "select" in described and "execution_time" in described  # the parameters, from a 4.1-compiled jar
+    apply_rows = result["rows"][3]  # CREATE DATABASE, CREATE TABLE, plan, apply
+    assert [(r["model"], r["intervals"], r["status"]) for r in apply_rows] == [
+        ("quickstart.daily_revenue", 7, "ok"), ("quickstart.customer_totals", 1, "ok"),
+        ("quickstart.top_customers", 0, "ok")]
+    warehouse = tmp_path / "home" / "warehouse"
+    raw = spark.read.parquet(str(warehouse / "quickstart_raw.db" / "events"))
+    expected = (raw.where("event_date < DATE'2024-01-09'").groupBy("event_date", "customer_id")
+                .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue")))
+    daily = read_model(spark, warehouse, "quickstart.daily_revenue").select(*expected.columns)
+    assert_df_equality(daily, expected, ignore_row_order=True, ignore_nullable=True)
+    assert list(install.cache.rglob("*.jar")) == []
