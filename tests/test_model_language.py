@@ -298,3 +298,16 @@ def test_cron_and_start_change_only_the_metadata_hash():
     started = parse_model("MODEL (name a.b, kind FULL, start '2024-01-01'); SELECT 1 AS x")
     assert data_hash(base) == data_hash(hourly) == data_hash(started)
     assert len({metadata_hash(base), metadata_hash(hourly), metadata_hash(started)}) == 3
+
+
+def test_a_query_that_cannot_be_parsed_shows_its_line_with_a_caret_under_the_column():
+    text = "MODEL (name shop.bad, kind FULL);\nSELECT id,\n       (amount + FROM raw.orders"
+
+    with pytest.raises(ModelDefinitionError) as refused:
+        parse_model(text, source="models/bad.sql")
+
+    first, source, caret = str(refused.value).splitlines()
+    assert first.startswith("model file models/bad.sql") or "models/bad.sql" in first
+    assert ": line 3, column 18: the query cannot be parsed: " in first
+    assert source == "           (amount + FROM raw.orders"
+    assert caret == " " * 21 + "^^^^"  # under FROM, where the parser stopped

@@ -32,7 +32,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model import macros
 from pyspark_incr.model.block import Block, Property, split_blocks
 from pyspark_incr.model.properties import METADATA, Prop, read_properties
-from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, error_text, query_error_at
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_parse_error
 from pyspark_incr.model.values import as_arguments, as_bool, as_dialect, as_string
 
 #: Runtime macros an audit cannot use: it sees only the rows a batch wrote, not the batch's times.
@@ -100,8 +100,9 @@ def _query(block: Block, dialect: str, where: str) -> str:
     try:
         statements = [s for s in sqlglot.parse(hidden, read=dialect) if s is not None]
     except SQLGLOT_ERRORS as e:
-        at = query_error_at(e, block.query_line, block.query_col, hidden)
-        raise ModelDefinitionError(f"{where}: {at}: the query cannot be parsed: {_unhidden(error_text(e))}") from None
+        refusal = macros.unsupported_call(hidden, block.query_line, {}, where)
+        message = query_parse_error(e, where, block.query_text, hidden, block.query_line, block.query_col)
+        raise refusal or ModelDefinitionError(message) from None
     if len(statements) != 1 or not isinstance(statements[0], exp.Query):
         raise ModelDefinitionError(f"{where}: an AUDIT block must be followed by exactly one query (SELECT ...)")
     query = statements[0]
@@ -139,10 +140,6 @@ def placeholder(node: exp.Expression) -> str | None:
 def parse_query(query: str) -> exp.Query:
     """A stored audit query (Spark SQL with placeholders) as an expression."""
     return sqlglot.parse_one(query, read="spark")
-
-
-def _unhidden(message: str) -> str:
-    return message.replace(macros.PREFIX, "@")
 
 
 def audits_to_json(audits: tuple[AuditDef, ...]) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 import sqlglot
 from sqlglot import exp
-from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_error_at
+from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_parse_error
 
 from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.intervals.schedule import Schedule
@@ -269,8 +269,8 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
     try:
         parsed = sqlglot.parse(hidden, read=dialect)
     except SQLGLOT_ERRORS as e:
-        at = query_error_at(e, block.query_line, hidden=hidden)
-        raise ModelDefinitionError(f"{where}: {at}: the query cannot be parsed: {str(e).splitlines()[0]}") from None
+        refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros)
+        raise refusal or ModelDefinitionError(query_parse_error(e, where, text, hidden, block.query_line)) from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     queries = [s for s in statements if not macros.is_definition(s)]
     if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:

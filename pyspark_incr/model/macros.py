@@ -15,6 +15,7 @@ only some kinds offer (INCREMENTAL_BY_CURSOR's ``@last_value`` and ``@is_backfil
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from sqlglot import exp
@@ -157,13 +158,37 @@ def locator(hidden: str, first_line: int) -> Callable[[exp.Expression], str]:
     def at(node: exp.Expression) -> str:
         ident = node.this if isinstance(node.this, exp.Identifier) else None
         start = (ident.meta if ident is not None else {}).get("start")
-        if start is None:
-            return ""
-        line_start = hidden.rfind("\n", 0, start) + 1
-        shift = hidden[line_start:start].count(PREFIX) * (len(PREFIX) - 1)
-        return f"line {first_line + hidden.count(chr(10), 0, start)}, column {start - line_start - shift + 1}"
+        return "" if start is None else _at_offset(hidden, start, first_line)
 
     return at
+
+
+#: A macro function call (``@EACH(``) or string interpolation (``@{x}``) in ``hide_macros`` output.
+_CALL = re.compile(rf"{PREFIX}(\w+)\s*\(|@(\{{[^}}]*\}})")
+
+
+def unsupported_call(hidden: str, first_line: int, variables: dict[str, Any], where: str,
+                     kind_macros: frozenset[str] = frozenset()) -> ModelDefinitionError | None:
+    """The refusal of the first macro function or ``@{...}`` interpolation in ``hidden`` other than @DEF and @VAR.
+
+    SQLMesh's macro functions (``@EACH(list, x -> ...)``) may hold syntax no SQL dialect parses, so a
+    query that fails to parse is searched for them first: their name says more than the parser's error.
+
+    >>> unsupported_call(hide_macros("SELECT @EACH([1], x -> x AS y)"), 3, {}, "model m").args[0][:46]
+    'model m: line 3, column 8: unknown macro @EACH'
+    """
+    for match in _CALL.finditer(hidden):
+        name = match.group(1) or match.group(2)
+        if name.upper() not in ("DEF", "VAR"):
+            return _unknown(name, variables, where, _at_offset(hidden, match.start(), first_line), kind_macros)
+    return None
+
+
+def _at_offset(hidden: str, start: int, first_line: int) -> str:
+    """``line L, column C`` of offset ``start`` of ``hidden``, in the text as the user wrote it."""
+    line_start = hidden.rfind("\n", 0, start) + 1
+    shift = hidden[line_start:start].count(PREFIX) * (len(PREFIX) - 1)
+    return f"line {first_line + hidden.count(chr(10), 0, start)}, column {start - line_start - shift + 1}"
 
 
 def _unknown(name: str, variables: dict[str, Any], where: str, at: str = "",
