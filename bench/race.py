@@ -1,9 +1,11 @@
 """Race trials: separate Spark applications on one shared Hive metastore contend for the same work.
 
     .venv/bin/python bench/race.py [--rounds 20] [--apps 2] [--kinds all] [--modes all] [--seed N] [--work DIR]
+                                   [--postgres URL] [--cluster]
 
 Every application is its own process with its own JVM (tests/services/app.py), all on one Hive
-Metastore thrift service (tests/services/metastore.py) and one warehouse. Each round, for one
+Metastore thrift service (tests/services/metastore.py) and one warehouse; with ``--cluster`` they
+run their tasks in executors of a Spark standalone cluster (tests/services/cluster.py). Each round, for one
 model kind: the first application creates the sources and the model beside a reference copy of
 it, applies both through the base days, and new data arrives; then every application calls
 ``incr.run`` on the model at the same moment, in one of these modes:
@@ -56,6 +58,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from services.app import App  # noqa: E402
+from services.cluster import StandaloneCluster  # noqa: E402
 from services.metastore import MetastoreService, Postgres  # noqa: E402
 
 from pyspark_incr.sqltext import call_sql  # noqa: E402
@@ -373,11 +376,13 @@ def covering(kinds: list[str], modes: list[str]) -> list[tuple[str, str]]:
 
 
 def trials(rounds: list[tuple[str, str]], apps: int, seed: int, work: Path, echo=_echo,
-           database: Postgres | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+           database: Postgres | None = None, master: str | None = None) -> dict[tuple[str, str], tuple[int, int]]:
     """Run the ``(kind, mode)`` rounds in order; ``{(kind, mode): (passed, total)}``.
 
     The metastore service keeps its catalog in Derby inside it, or in ``database``. A round's mode
-    may be replaced by the one it is raced in (``revert`` by ``janitor`` for SCD type 2).
+    may be replaced by the one it is raced in (``revert`` by ``janitor`` for SCD type 2). With
+    ``master`` (a standalone cluster's URL) every application runs its tasks in an executor of one
+    core there instead of in its driver.
     """
     rng = random.Random(seed)
     service = MetastoreService.start(work / "metastore", database)
@@ -385,6 +390,8 @@ def trials(rounds: list[tuple[str, str]], apps: int, seed: int, work: Path, echo
     tally: dict[tuple[str, str], list[int]] = {}
     try:
         conf = service.spark_conf()
+        if master is not None:
+            conf.update({"spark.master": master, "spark.cores.max": "1", "spark.executor.memory": "512m"})
         running = [App.start(conf, f"app{i}", work / f"app{i}") for i in range(apps)]
 
         def restart(i: int) -> App:
@@ -427,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--postgres", default=None, metavar="postgresql://USER:PASSWORD@HOST:PORT/DB",
                         help="keep the metastore in this PostgreSQL database (its schema is created first)")
+    parser.add_argument("--cluster", action="store_true",
+                        help="run the applications on a Spark standalone master and worker started for the trials "
+                             "(tests/services/cluster.py): tasks in executor JVMs, not in the drivers")
     args = parser.parse_args(argv)
     kinds = list(KINDS) if args.kinds == "all" else args.kinds.split(",")
     modes = list(MODES) if args.modes == "all" else args.modes.split(",")
@@ -436,14 +446,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.postgres:
         database = postgres(args.postgres)
         database.create_schema(work / "schema")
-    tally = trials(schedule(args.rounds, kinds, modes), args.apps, args.seed, work, database=database)
+    cluster = StandaloneCluster.start(work / "cluster", cores=args.apps, memory=f"{args.apps}g") if args.cluster else None
+    try:
+        tally = trials(schedule(args.rounds, kinds, modes), args.apps, args.seed, work, database=database,
+                       master=cluster.url if cluster else None)
+    finally:
+        if cluster is not None:
+            cluster.stop()
     passed = sum(p for p, _ in tally.values())
     total = sum(n for _, n in tally.values())
     for (kind, mode), (p, n) in sorted(tally.items()):
         print(f"{kind:30} {mode:6} {p}/{n}")
-    print(json.dumps({"apps": args.apps, "passed": passed, "rounds": total,
+    print(json.dumps({"apps": args.apps, "cluster": args.cluster, "passed": passed, "rounds": total,
                       "minutes": round((time.monotonic() - started) / 60, 1)}))
-    print(f"race trials: {passed}/{total} passed with {args.apps} applications")
+    where = " on a standalone cluster" if args.cluster else ""
+    print(f"race trials: {passed}/{total} passed with {args.apps} applications{where}")
     return 0 if passed == total else 1
 
 

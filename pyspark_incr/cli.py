@@ -25,7 +25,9 @@ def examples_root() -> Path:
     for root in (_PACKAGE.parent, _PACKAGE / "_quickstart"):
         if (root / "sql" / "quickstart.sql").is_file() and (root / "examples" / "quickstart").is_dir():
             return root
-    raise FileNotFoundError(f"pyspark-incr: the quickstart files are missing under {_PACKAGE}; reinstall pyspark-incr")
+    from pyspark_incr.errors import BridgeError
+
+    raise BridgeError(f"Cannot find the quickstart's files under {_PACKAGE}: reinstall pyspark-incr from its wheel")
 
 
 def default_home() -> Path:
@@ -40,9 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from pyspark.errors import PySparkException
 
+    from pyspark_incr.errors import IncrError
+
     try:
         return args.handler(args, extra)
-    except PySparkException as e:  # a CALL failed: its message names the fault and the fix; no traceback
+    except (PySparkException, IncrError) as e:  # its message names the fault and the fix; no traceback
         print(f"pyspark-incr: {_first_lines(str(e))}", file=sys.stderr)
         return 1
 

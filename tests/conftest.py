@@ -159,7 +159,7 @@ def standalone(install_of, tmp_path_factory: pytest.TempPathFactory):
         install = install_of()
         found = install.run([str(install.python), "-c", "import pyspark; print(pyspark.__path__[0])"], cwd=install.venv)
         spark_home = Path(found.stdout.strip())
-        cluster = StandaloneCluster.start(tmp_path_factory.mktemp("cluster"), spark_home)
+        cluster = StandaloneCluster.start(tmp_path_factory.mktemp("cluster"), spark_home, cores=2, memory="2g")
     except BaseException:
         metastore.stop()
         raise

@@ -4,10 +4,10 @@ The three ways a platform runs pyspark-incr -- pyspark's ``spark-sql`` with the
 SQL-only settings of docs/operations.md, ``spark-submit sql/jobs/run_job.py``, and a
 PySpark session made without the plugin then ``attach(spark)`` -- each from the fresh
 venv of tests/test_wheel.py (no compiler, nothing of the checkout), one after the
-other on one catalog: spark-sql builds the quickstart through 2024-01-09, the job
-the next day, the attached session the day after; each run a second time processes
-nothing (spark-sql's second run gets the jar with ``--jars`` rather than
-``--driver-class-path``). The tables then equal those of the same sequence in local mode (chispa),
+other on one catalog: spark-sql runs the quickstart (through 2024-01-09), then
+``sql/jobs/run.sql`` builds 2024-01-09, the job the next day, the attached session
+the day after; each run a second time processes nothing (spark-sql's second run
+gets the jar with ``--jars`` rather than ``--driver-class-path``). The tables then equal those of the same sequence in local mode (chispa),
 and the worker's directory shows every application's tasks ran in executor JVMs.
 """
 
@@ -23,6 +23,8 @@ pytestmark = pytest.mark.slow
 
 MODELS = {"quickstart.daily_revenue": ["event_date", "customer_id"], "quickstart.customer_totals": ["customer_id"]}
 RUN = "CALL incr.run(execution_time => '{}')"
+#: The moments spark-sql's run.sql, spark-submit's run_job.py and the attached session each build a day at.
+DAYS = ("2024-01-10 06:00:00", "2024-01-11 06:00:00", "2024-01-12 06:00:00")
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +66,17 @@ def on_cluster(standalone, deployed):
         out[key] = done.stdout
 
     run("spark-sql quickstart", [*spark_sql, *_sql_only(install, jar, shared, "incr-spark-sql"), "-f", "sql/quickstart.sql"])
-    run("spark-sql again", [*spark_sql, *_sql_only(install, jar, shared, "incr-spark-sql-again", "--jars"),
-                            "-f", "sql/jobs/run.sql", "--hivevar", "execution_time=2024-01-09 06:00:00"])
+    for key, name, option in (("spark-sql", "incr-spark-sql-run", "--driver-class-path"),
+                              ("spark-sql again", "incr-spark-sql-again", "--jars")):
+        run(key, [*spark_sql, *_sql_only(install, jar, shared, name, option), "-f", "sql/jobs/run.sql",
+                  "--hivevar", f"execution_time={DAYS[0]}"])
     submit = [str(install.command("spark-submit")), "--master", cluster.url]
     for key in ("run_job", "run_job again"):
         run(key, [*submit, "--name", "incr-" + key.replace(" ", "-"), "--driver-class-path", jar, *_options(shared),
-                  "sql/jobs/run_job.py", "--execution-time", "2024-01-10 06:00:00"])
+                  "sql/jobs/run_job.py", "--execution-time", DAYS[1]])
     attached = quickstart_in_pyspark(install, qs, None, qs, master=cluster.url, mode="attach",
                                      conf={**shared, "spark.app.name": "incr-attach"},
-                                     statements=[RUN.format("2024-01-11 06:00:00"), RUN.format("2024-01-11 06:00:00")])
+                                     statements=[RUN.format(DAYS[2]), RUN.format(DAYS[2])])
     return out, attached
 
 
@@ -81,8 +85,7 @@ def local_mode(install_of, deployed, tmp_path_factory):
     """The same sequence in local mode, in one PySpark application of the same install: its warehouse."""
     install, qs, _, _ = deployed
     home = tmp_path_factory.mktemp("local-mode")
-    statements = [*quickstart_statements(str(qs / "examples" / "quickstart")),
-                  RUN.format("2024-01-10 06:00:00"), RUN.format("2024-01-11 06:00:00")]
+    statements = [*quickstart_statements(str(qs / "examples" / "quickstart")), *(RUN.format(day) for day in DAYS)]
     quickstart_in_pyspark(install, qs, home, home, master="local[1]", statements=statements)
     return home / "warehouse"
 
@@ -91,18 +94,23 @@ def _models(stdout: str) -> list[str]:
     return [line.split("\t")[0] for line in stdout.splitlines() if line.startswith("quickstart.")]
 
 
+def _built(stdout: str) -> list[str]:
+    """The start of every daily_revenue interval a client's output says it built (status ok)."""
+    rows = [line.split("\t") for line in stdout.splitlines() if line.startswith("quickstart.daily_revenue\t")]
+    return [r[3] for r in rows if len(r) > 7 and r[2] == "build" and r[7] == "ok"]
+
+
 def test_each_client_builds_its_day_on_the_cluster_and_a_second_run_processes_nothing(on_cluster):
     out, attached = on_cluster
-    assert "quickstart.daily_revenue\tINCREMENTAL_BY_TIME_RANGE\tbuild\t2024-01-08 00:00:00\t2024-01-09 00:00:00" \
-        in out["spark-sql quickstart"]
+    assert _built(out["spark-sql quickstart"]) == ["2024-01-01 00:00:00", "2024-01-08 00:00:00"]  # apply, then run
+    assert _built(out["spark-sql"]) == ["2024-01-09 00:00:00"]
     assert _models(out["spark-sql again"]) == []
-    assert "\nquickstart.daily_revenue\tINCREMENTAL_BY_TIME_RANGE\tbuild\t2024-01-09 00:00:00\t2024-01-10 00:00:00" \
-        in out["run_job"]
+    assert _built(out["run_job"]) == ["2024-01-10 00:00:00"]
     assert _models(out["run_job again"]) == []
     first, second = attached["rows"]
     assert [(r["model"], r["start"][:10], r["end"][:10], r["status"]) for r in first] == [
-        ("quickstart.daily_revenue", "2024-01-10", "2024-01-11", "ok"),
-        ("quickstart.customer_totals", "2024-01-07", "2024-01-11", "ok")]
+        ("quickstart.daily_revenue", "2024-01-11", "2024-01-12", "ok"),
+        ("quickstart.customer_totals", "2024-01-07", "2024-01-12", "ok")]
     assert second == []
     assert attached["executors"] >= 1
 
@@ -114,14 +122,14 @@ def test_the_cluster_builds_the_same_tables_as_local_mode(spark, standalone, on_
         locally = read_model(spark, local_mode, model)
         assert_df_equality(on_the_cluster.select(*locally.columns).orderBy(*keys), locally.orderBy(*keys),
                            ignore_nullable=True)
-    assert read_model(spark, local_mode, "quickstart.daily_revenue").count() == 7 * 10
+    assert read_model(spark, local_mode, "quickstart.daily_revenue").count() == 7 * 11
 
 
 def test_every_application_ran_its_tasks_in_executor_jvms_of_the_worker(standalone, on_cluster):
     cluster, _ = standalone
     apps = {app["name"]: app["id"] for app in cluster.state()["completedapps"]}
     assert {"incr-spark-sql-again", "incr-run_job-again"} <= set(apps)
-    for name in ("incr-spark-sql", "incr-run_job", "incr-attach"):  # the ones that built a day
+    for name in ("incr-spark-sql", "incr-spark-sql-run", "incr-run_job", "incr-attach"):  # those that built
         assert name in apps, f"{name} never reached the master: {sorted(apps)}"
         logs = cluster.executor_logs(apps[name])
         assert logs, f"the worker launched no executor for {name}"

@@ -27,3 +27,16 @@ def test_two_applications_racing_on_every_kind_build_each_interval_once_and_matc
     assert {kind for kind, _ in tally} == set(race.KINDS)
     assert {mode for _, mode in tally} == set(race.MODES)
     assert all(passed == total for passed, total in tally.values()), "\n".join(lines)
+
+
+@pytest.mark.slow
+def test_two_applications_racing_on_a_standalone_cluster_build_each_interval_once(tmp_path, standalone):
+    """A few rounds with tasks in executor JVMs (the full count: ``bench/race.py --cluster``)."""
+    cluster, _ = standalone
+    lines: list[str] = []
+    rounds = [("time_range", "fair"), ("time_range_shared_partitions", "kill")]
+
+    tally = race.trials(rounds, apps=2, seed=5, work=tmp_path, echo=lines.append, master=cluster.url)
+
+    assert set(tally) == set(rounds)
+    assert all(passed == total for passed, total in tally.values()), "\n".join(lines)

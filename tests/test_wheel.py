@@ -79,7 +79,9 @@ def test_the_installed_wheel_runs_from_pyspark_in_any_directory_with_the_same_ta
 
     assert result["executors"] == 0
     described = "\n".join(str(v) for row in result["rows"][-1] for v in row.values())
-    assert "select" in described and "execution_time" in described  # the parameters, from a 4.1-compiled jar
+    assert "Procedure:   run" in described
+    if tuple(map(int, install.version("pyspark").split(".")[:2])) >= (4, 2):  # 4.1 describes no parameters
+        assert "select" in described and "execution_time" in described  # from a jar compiled against 4.1
     apply_rows = result["rows"][3]  # CREATE DATABASE, CREATE TABLE, plan, apply
     assert [(r["model"], r["intervals"], r["status"]) for r in apply_rows] == [
         ("quickstart.daily_revenue", 7, "ok"), ("quickstart.customer_totals", 1, "ok"),
