@@ -7,8 +7,9 @@ venv of tests/test_wheel.py (no compiler, nothing of the checkout), one after th
 other on one catalog: spark-sql runs the quickstart (through 2024-01-09), then
 ``sql/jobs/run.sql`` builds 2024-01-09, the job the next day, the attached session
 the day after; each run a second time processes nothing (spark-sql's second run
-gets the jar with ``--jars`` rather than ``--driver-class-path``). The tables then equal those of the same sequence in local mode (chispa),
-and the worker's directory shows every application's tasks ran in executor JVMs.
+gets the jar with ``--jars`` rather than ``--driver-class-path``). The tables then
+equal those of the same sequence in local mode (chispa), and the worker's directory
+shows every application's tasks ran in executor JVMs.
 """
 
 from __future__ import annotations
