@@ -121,13 +121,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
-_installs: dict[str, object] = {}
-
-
 @pytest.fixture(scope="session")
 def install_of(wheel, tmp_path_factory: pytest.TempPathFactory):
     """``install_of(pyspark)``: a fresh venv with the wheel and that pyspark (None: the newest declared), made once."""
     from services.install import Install
+
+    _installs: dict[str, Install] = {}
 
     def make(pyspark: str | None = None):
         # bench/versions.sh pins the default install's pyspark to each declared version in turn
