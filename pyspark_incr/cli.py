@@ -1,6 +1,8 @@
 """The ``pyspark-incr`` command: the embedded default (local Spark, persistent catalog) from a shell.
 
-Every subcommand goes through the same CALL statements a Spark SQL user types.
+Every subcommand that touches tables goes through the same CALL statements a Spark SQL user
+types, its options derived from the procedure's parameters (``cli_args``); ``init`` and
+``validate`` work on project files alone, without Spark.
 """
 
 from __future__ import annotations
@@ -71,29 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     quickstart.set_defaults(handler=_quickstart)
     jar = sub.add_parser("jar-path", help="print the plugin's jar, for --jars / spark.jars / a cluster library")
     jar.set_defaults(handler=_jar_path)
-    for name, extra_args in (("plan", ("project", "select", "start", "end")),
-                             ("apply", ("project", "select", "start", "end")),
-                             ("run", ("select", "start", "end")),
-                             ("status", ("model",))):
-        p = sub.add_parser(name, help=f"CALL incr.{name}(...) on the embedded default")
-        p.add_argument("--env", default=None)
-        p.add_argument("--execution-time", default=None, help="ISO timestamp, UTC (default: now)")
-        for a in extra_args:
-            p.add_argument(f"--{a}", default=None)
-        if name == "run":
-            p.add_argument("--ignore-cron", action="store_true")
-        if name in ("plan", "apply", "run"):
-            p.add_argument("--per-partition", action="store_true", help="one interval per job")
-            p.add_argument("--allow-downgrade", action="store_true",
-                           help="rebuild a model the safety check refuses whole, in one job, instead of failing")
-        if name in ("apply", "run"):
-            p.add_argument("--concurrency", type=int, default=None, help="models built at once (default 4)")
-        if name == "status":
-            p.add_argument("--png", type=Path, default=None, help="also draw the coverage into this PNG file "
-                                                                    "(needs pip install 'pyspark-incr[plot]')")
-            p.add_argument("--json", type=Path, default=None, help="also save the status rows to this JSON file")
-            p.add_argument("--table", action="store_true", help="also print the rows of CALL incr.status")
-        p.set_defaults(handler=_status if name == "status" else _procedure)
+    init = sub.add_parser("init", help="write a project skeleton (models, a seed, an audit, config.yaml) "
+                                       "that runs as it is")
+    init.add_argument("dir", type=Path, nargs="?", default=Path("."),
+                      help="where to write it (default: the current directory); must not hold its files yet")
+    init.set_defaults(handler=_init)
+    validate = sub.add_parser("validate", help="check a project offline (no Spark): every problem with its "
+                                               "file and line")
+    validate.add_argument("dir", type=Path, nargs="?", default=Path("."),
+                          help="the project directory (default: the current directory)")
+    validate.set_defaults(handler=_validate)
+    _procedure_verbs(sub)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
     from pyspark_incr.bridge.servers import DEFAULT_HOST, SERVERS
@@ -106,6 +96,25 @@ def _parser() -> argparse.ArgumentParser:
                             help=f"address to bind (default {DEFAULT_HOST}; 0.0.0.0 for every interface)")
         server.set_defaults(handler=_server)
     return parser
+
+
+def _procedure_verbs(sub: Any) -> None:
+    """One subcommand per verb of ``cli_args.VERBS``, its options the procedure's parameters."""
+    from pyspark_incr.cli_args import STATUS_PARAMS, VERBS, add_params, procedure_specs
+
+    specs = procedure_specs()
+    for verb, name in VERBS.items():
+        spec = specs[name]
+        summary = spec.description.split(". ")[0].rstrip(".").replace("%", "%%")
+        p = sub.add_parser(verb, help=f"CALL incr.{name}(...): {summary}",
+                           description=spec.description.replace("%", "%%"))
+        add_params(p, spec, STATUS_PARAMS if verb == "status" else None)
+        p.set_defaults(handler=_status if verb == "status" else _procedure, procedure=name)
+    status = sub.choices["status"]
+    status.add_argument("--png", type=Path, default=None, help="also draw the coverage into this PNG file "
+                                                               "(needs pip install 'pyspark-incr[plot]')")
+    status.add_argument("--json", type=Path, default=None, help="also save the status rows to this JSON file")
+    status.add_argument("--table", action="store_true", help="also print the rows of CALL incr.status")
 
 
 #: Subcommands whose unknown arguments go on to Spark rather than being refused.
@@ -123,21 +132,33 @@ def _session(args: argparse.Namespace) -> Any:
 
 
 def _procedure(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.cli_args import BUILDING
+
     spark = _session(args)
+    if args.command not in BUILDING:
+        return _call(spark, args)
     with _progress_bar():
         return _call(spark, args)
 
 
 def _call(spark: Any, args: argparse.Namespace) -> int:
-    names = ("env", "project", "select", "start", "end", "execution_time", "model", "concurrency")
-    values = {n: getattr(args, n, None) for n in names}
-    for flag in ("ignore_cron", "per_partition", "allow_downgrade"):
-        if getattr(args, flag, False):
-            values[flag] = True
-    if values.get("project"):
-        values["project"] = str(Path(values["project"]).resolve())
-    df = spark.sql(call_sql(args.command, **values))
-    return _show(f"incr.{args.command}", df)
+    from pyspark_incr.cli_args import call_args, procedure_specs
+
+    spec = procedure_specs()[args.procedure]
+    df = spark.sql(call_sql(spec.name, **call_args(spec, args)))
+    return _show(f"incr.{spec.name}", df)
+
+
+def _init(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.cli_init import command
+
+    return command(args.dir)
+
+
+def _validate(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.cli_validate import command
+
+    return command(args.dir)
 
 
 def _demo(args: argparse.Namespace, _: list[str]) -> int:

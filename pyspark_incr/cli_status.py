@@ -1,7 +1,10 @@
 """``pyspark-incr status``: ``CALL incr.status`` drawn as a coverage timeline, optionally saved as PNG and JSON.
 
 The picture is drawn from the procedure's own rows (one per built range and per
-gap), so what the CLI shows is exactly what a SQL user can SELECT.
+gap), so what the CLI shows is exactly what a SQL user can SELECT. Every model
+gets its line, however many there are (a terminal scrolls; nothing is cut), and
+only gaps are coloured, so they stand out; rich leaves colour out when stdout is
+not a terminal or ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyspark_incr.coverage import coverages, lines, render_text
+from pyspark_incr.coverage import GAP_STYLE, MISSING, coverages, lines, render_text
 from pyspark_incr.intervals.times import format_ms, to_ms
 from pyspark_incr.sqltext import call_sql
 
@@ -54,16 +57,25 @@ def precheck(args: Any) -> None:
 def status_command(spark: Any, args: Any, console: Any = None) -> int:
     """Print the timeline of ``args.model`` (default: every model of ``args.env``); write ``--png``/``--json``."""
     from rich.console import Console
+
+    # no highlighter: it would colour every number and date, and only gaps are to stand out
+    console = console or Console(highlight=False)
+    until = execution_ms(args.execution_time)
+    show_status(console, status_rows(spark, args.model, args.env, until), until, args)
+    return 0
+
+
+def show_status(console: Any, rows: list[dict], until: int, args: Any) -> None:
+    """Print ``rows`` (as :func:`status_rows` returns them) as the timeline, one line per model, every model;
+    ``args`` says whether to add the table and where to save JSON and PNG."""
     from rich.text import Text
 
-    console = console or Console()
-    until = execution_ms(args.execution_time)
-    rows = status_rows(spark, args.model, args.env, until)
     if getattr(args, "table", False):
         console.print(rows_table(rows))
     covered = coverages(rows)
     if not covered:
-        console.print(f"No models in environment {args.env or 'prod'}: apply a project or create a model first.")
+        console.print(f"No models in environment {args.env or 'prod'}: apply a project or create a model first.",
+                      highlight=False)
     else:
         for line in lines(covered, until, console.width):
             console.print(Text.assemble(*line), no_wrap=True, overflow="crop", crop=True)
@@ -72,20 +84,20 @@ def status_command(spark: Any, args: Any, console: Any = None) -> int:
     if getattr(args, "png", None):
         from pyspark_incr.coverage_plot import write_png
 
-        console.print(f"wrote {write_png(covered, until, args.png)}")
-    return 0
+        console.print(f"wrote {write_png(covered, until, args.png)}", highlight=False)
 
 
 def rows_table(rows: list[dict]) -> Any:
     """The status rows as a rich table, as ``CALL incr.status`` returns them."""
     from rich.table import Table
 
+    columns = ("model", "kind", "state", "start", "end", "intervals", "table")
     table = Table(title="incr.status", title_justify="left")
-    for column in ("model", "kind", "state", "start", "end", "intervals", "table"):
-        table.add_column(column)
+    for column in columns:
+        table.add_column(column, overflow="fold")  # a narrow terminal wraps a long name, never cuts it
     for row in rows:
-        table.add_row(*("" if row[c] is None else str(row[c]) for c in ("model", "kind", "state", "start", "end",
-                                                                         "intervals", "table")))
+        table.add_row(*("" if row[c] is None else str(row[c]) for c in columns),
+                      style=GAP_STYLE if row["state"] == MISSING else None)
     return table
 
 

@@ -27,10 +27,12 @@ FAIL_FAST = "spark.incr.failFast"
 RAISE_ON_FAILURE = "spark.incr.raiseOnFailure"
 #: A state table holding this many data files is compacted by the next call that writes state.
 STATE_COMPACT_FILES = "spark.incr.stateCompactFiles"
+#: A refusal shows its Python traceback and Java frames too (default false: its message names the fault and fix).
+ERROR_TRACES = "spark.incr.errors.stackTrace"
 
 _DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAULT_ENV: "prod", CONCURRENCY: "4",
              LOCK_TIMEOUT: "60", LOCK_LEASE: "60",
-             STATE_COMPACT_FILES: "100", FAIL_FAST: "false", RAISE_ON_FAILURE: "false"}
+             STATE_COMPACT_FILES: "100", FAIL_FAST: "false", RAISE_ON_FAILURE: "false", ERROR_TRACES: "false"}
 
 
 def setting(spark: Any, key: str) -> str:

@@ -20,11 +20,14 @@ from typing import Any, Iterable, Mapping
 from pyspark_incr.intervals.times import to_datetime, to_ms
 
 BUILT, MISSING, PENDING, BUILDING = "covered", "missing", "pending", "building"
+#: The one colour of the timeline: missing cells and the count of gaps.
+GAP_STYLE = "bold red"
 
-#: How each cell state is drawn: its character (distinct without colour) and its rich style.
+#: How each cell state is drawn: its character (distinct without colour) and its rich style. Only gaps are
+#: coloured, so the eye goes to what needs a run; built is the terminal's own colour.
 GLYPHS: dict[str, tuple[str, str]] = {
-    BUILT: ("█", "green"),
-    MISSING: ("░", "bold red"),
+    BUILT: ("█", ""),
+    MISSING: ("░", GAP_STYLE),
     PENDING: ("·", "dim"),
 }
 LEGEND = (("built", BUILT), ("missing", MISSING), ("not complete yet", PENDING))
@@ -151,16 +154,17 @@ def lines(coverage_list: list[Coverage], until_ms: int, width: int) -> list[list
             line.append((" " * (left_w + 1) + summary, "dim"))
             out.append(_crop(line, width))
             continue
-        line.append((left.rjust(left_w) + " ", "cyan"))
+        line.append((left.rjust(left_w) + " ", ""))
         for state, run in _runs(cells(c, until_ms, bar_w)):
             glyph, style = GLYPHS[state]
             line.append((glyph * run, style))
-        line.append((" " + right.ljust(right_w), "cyan"))
-        counts = (summary, "red" if c.gaps else "green")
+        line.append((" " + right.ljust(right_w), ""))
+        gaps = gap_count(c.gaps)
+        counts = [(summary[:-len(gaps)], ""), (gaps, GAP_STYLE if c.gaps else "")]
         if beside:
-            out.append(_crop([*line, ("  ", ""), counts], width))
+            out.append(_crop([*line, ("  ", ""), *counts], width))
         else:
-            out += [_crop(line, width), _crop([(" " * (name_w + 2 + left_w + 1), ""), counts], width)]
+            out += [_crop(line, width), _crop([(" " * (name_w + 2 + left_w + 1), ""), *counts], width)]
     legend: list[tuple[str, str]] = []
     for label, state in LEGEND:
         glyph, style = GLYPHS[state]

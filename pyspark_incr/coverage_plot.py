@@ -11,16 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from pyspark_incr.coverage import BUILT, MISSING, PENDING, Coverage, gap_count, short_time
-from pyspark_incr.errors import IncrError
+from pyspark_incr.errors import PlotUnavailable
 from pyspark_incr.intervals.times import to_datetime
 
 #: Face colour of each state's spans.
 COLOURS = {BUILT: "#2e9e4f", MISSING: "#d62728", PENDING: "#d9d9d9"}
 _LABELS = {BUILT: "built", MISSING: "missing", PENDING: "not complete yet"}
-
-
-class PlotUnavailable(IncrError):
-    """``--png`` was asked for without matplotlib installed."""
 
 
 def write_png(coverage_list: list[Coverage], until_ms: int, path: Path | str) -> Path:

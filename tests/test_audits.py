@@ -26,7 +26,7 @@ def test_a_failing_blocking_audit_keeps_its_interval_missing_and_stops_later_bat
     status = _call(spark, "status", model=name, execution_time="2024-01-05 00:00:00")
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-01-01", "ok"), ("2024-01-02", "failed")]
-    assert "audit not_null(columns := (amount)) failed: 1 bad rows" in rows[1].message
+    assert "Audit not_null(columns := (amount)) failed: 1 bad rows" in rows[1].message
     assert [(r.state, r.start.date().isoformat(), r.end.date().isoformat()) for r in status] == [
         ("covered", "2024-01-01", "2024-01-02"), ("missing", "2024-01-02", "2024-01-05")]
 
@@ -38,7 +38,7 @@ def test_a_non_blocking_audit_warns_and_the_batch_counts(spark, isolated):
     rows = _call(spark, "apply", execution_time="2024-01-05 00:00:00")
 
     assert [(r.status, r.intervals) for r in rows] == [("ok", 4)]
-    assert rows[0].message == "warning: audit positive_values(column := amount, blocking := FALSE) found 1 bad rows"
+    assert rows[0].message == "Warning: audit positive_values(column := amount, blocking := FALSE) found 1 bad rows."
 
 
 def test_incr_audit_runs_a_models_audits_on_demand(spark, isolated):

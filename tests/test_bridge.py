@@ -130,16 +130,34 @@ def test_missing_required_argument_is_a_clear_error(spark, echo):
     assert "`s`" in str(e.value)
 
 
-def test_incr_error_surfaces_with_its_exact_message(spark, echo):
+def test_incr_error_surfaces_with_its_exact_message_class_and_sqlstate(spark, echo):
     with pytest.raises(IllegalArgumentException) as e:
         spark.sql(f"CALL incr.{ECHO}('user-error')").collect()
-    assert str(e.value) == "incr.bridge_test_echo: s can't be 'user-error' \\ (a user mistake)"
+    assert str(e.value) == ("[INCR_INVALID_ARGUMENT] incr.bridge_test_echo: s can't be 'user-error' \\ "
+                            "(a user mistake) SQLSTATE: 22023")
+    assert (e.value.getCondition(), e.value.getSqlState()) == ("INCR_INVALID_ARGUMENT", "22023")
 
 
-def test_unexpected_python_exception_is_reported_as_internal_error(spark, echo):
+def test_an_error_shows_its_python_trace_when_traces_are_asked_for(spark, echo):
+    spark.conf.set("spark.incr.errors.stackTrace", "true")
+    try:
+        with pytest.raises(IllegalArgumentException) as e:
+            spark.sql(f"CALL incr.{ECHO}('user-error')").collect()
+    finally:
+        spark.conf.unset("spark.incr.errors.stackTrace")
+    first, _, trace = str(e.value).partition("\n")
+    assert first.endswith("(a user mistake) SQLSTATE: 22023")
+    assert "Python traceback of incr.bridge_test_echo:" in trace and "raise ArgumentError(" in trace
+
+
+def test_unexpected_python_exception_is_an_internal_error_with_its_trace(spark, echo):
     with pytest.raises(IllegalArgumentException) as e:
         spark.sql(f"CALL incr.{ECHO}('bug')").collect()
-    assert str(e.value) == f"internal error in incr.{ECHO}: ZeroDivisionError: division by zero"
+    first, _, trace = str(e.value).partition("\n")
+    assert first == (f"[INCR_INTERNAL_ERROR] incr.{ECHO} failed on a bug in pyspark-incr (ZeroDivisionError: "
+                     "division by zero); please report it with the trace below. SQLSTATE: XX000")
+    assert 'raise ZeroDivisionError("division by zero")' in trace
+    assert e.value.getCondition() == "INCR_INTERNAL_ERROR"
 
 
 def test_pyspark_calls_are_served_in_process(spark):

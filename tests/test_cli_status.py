@@ -160,6 +160,124 @@ def test_status_subcommand_takes_the_picture_flags():
     assert cli._parser().parse_args(["run"]).handler is cli._procedure
 
 
+# --- every model, colour only on gaps ---------------------------------------------------------------------------
+
+
+def _many(n: int = 64) -> list[dict]:
+    """``n`` models: every third has a gap, every tenth is a view, the rest are complete."""
+    rows: list[dict] = []
+    for i in range(n):
+        name = f"db.model_{i:02d}"
+        if i % 10 == 9:
+            rows.append({"model": name, "kind": "VIEW", "state": "view", "start": None, "end": None, "intervals": 0,
+                         "table": name})
+        elif i % 3 == 0:
+            rows += _rows(("covered", "2024-01-01", "2024-01-05", 4), ("missing", "2024-01-05", "2024-01-07", 2),
+                          ("covered", "2024-01-07", "2024-01-10", 3), model=name)
+        else:
+            rows += _rows(("covered", "2024-01-01", "2024-01-10", 9), model=name)
+    return rows
+
+
+_SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def _coloured(text: str) -> list[str]:
+    """The pieces of ``text`` an ANSI colour (foreground or background) applies to; bold and dim are not colours."""
+    pieces, colour = [], False
+    for k, part in enumerate(_SGR.split(text)):
+        if k % 2:  # an SGR's parameters: a reset clears, a colour code sets
+            codes = [int(c) for c in part.split(";") if c] or [0]
+            colour = (colour and 0 not in codes) or any(30 <= c <= 49 or 90 <= c <= 107 for c in codes)
+        elif colour and part.strip():
+            pieces.append(part)
+    return pieces
+
+
+def _status_via_cli(monkeypatch, capsys, tmp_path, rows: list[dict], *flags: str) -> str:
+    """``pyspark-incr status`` printing ``rows``, as a user runs it, without starting Spark; its stdout."""
+    from pyspark_incr import cli, cli_status
+
+    monkeypatch.setattr(cli, "_session", lambda args: object())
+    monkeypatch.setattr(cli_status, "status_rows", lambda spark, model, env, until: rows)
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+    assert cli.main(["--home", str(tmp_path), "status", "--execution-time", AT, *flags]) == 0
+    return capsys.readouterr().out
+
+
+def test_status_prints_every_model_of_a_long_list(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    rows = _many(64)
+
+    out = _status_via_cli(monkeypatch, capsys, tmp_path, rows)
+    shown = [line.split()[0] for line in out.splitlines() if line.startswith("db.model_")]
+
+    assert shown == [f"db.model_{i:02d}" for i in range(64)]
+    assert sum("1 gap" in line for line in out.splitlines()) == sum(1 for r in rows if r["state"] == "missing")
+
+
+def test_status_table_keeps_every_model_name_whole_in_a_narrow_terminal():
+    from rich.console import Console
+
+    from pyspark_incr.cli_status import rows_table
+
+    rows = _many(64)
+    rows = [{**r, "model": r["model"] + "_with_a_rather_long_name", "table": "physical." + r["model"]} for r in rows]
+    console = Console(file=io.StringIO(), width=80, force_terminal=False, color_system=None)
+
+    console.print(rows_table(rows))
+    folded = "".join(line.split("│")[1].strip() for line in console.file.getvalue().splitlines() if "│" in line)
+
+    assert "…" not in console.file.getvalue()
+    for i in range(64):
+        assert f"db.model_{i:02d}_with_a_rather_long_name" in folded
+
+
+def test_status_not_on_a_terminal_has_no_escape_codes(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+    out = _status_via_cli(monkeypatch, capsys, tmp_path, _many(12), "--table")
+
+    assert "\x1b[" not in out and "░" in out
+
+
+def test_forced_colour_falls_only_on_gaps(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+    out = _status_via_cli(monkeypatch, capsys, tmp_path, _many(12))
+    coloured = _coloured(out)
+
+    assert coloured, "FORCE_COLOR draws the gaps in colour"
+    assert all(re.fullmatch(r"░+|\d+ gaps?", piece) for piece in coloured), coloured
+    gapped = sum(1 for r in _many(12) if r["state"] == "missing")
+    assert sum(piece == "1 gap" for piece in coloured) == gapped, "each gapped model's count, and no complete one's"
+
+
+def test_no_color_turns_colour_off_even_on_a_terminal(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    out = _status_via_cli(monkeypatch, capsys, tmp_path, _many(12), "--table")
+
+    assert _coloured(out) == [] and "░" in out
+
+
+def test_status_table_colours_only_the_rows_of_gaps():
+    from rich.console import Console
+
+    from pyspark_incr.cli_status import rows_table
+
+    console = Console(file=io.StringIO(), width=160, force_terminal=True, color_system="standard")
+
+    console.print(rows_table(FIXED))
+    lines = console.file.getvalue().splitlines()
+
+    assert [_SGR.sub("", line).split("│")[3].strip() for line in lines if _coloured(line)] == ["missing", "missing"]
+
+
 # --- through Spark ----------------------------------------------------------------------------------------------
 
 

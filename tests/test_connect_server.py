@@ -106,3 +106,16 @@ def test_two_connect_sessions_call_at_once_and_keep_their_own_settings(server, r
     finally:
         dev.stop()
         prod.stop()
+
+
+def test_a_connect_client_gets_the_refusal_with_its_class_sqlstate_and_no_jvm_frames(client):
+    from pyspark.errors import IllegalArgumentException
+
+    with pytest.raises(IllegalArgumentException) as raised:
+        client.sql("CALL incr.run(select => 'nope.nothing')").collect()
+    error = raised.value
+    assert (error.getCondition(), error.getSqlState()) == ("INCR_UNKNOWN_MODEL", "42P01")
+    first, *rest = str(error).splitlines()
+    assert first.startswith("[INCR_UNKNOWN_MODEL] No model matches 'nope.nothing' (argument select). "), first
+    assert first.endswith(" SQLSTATE: 42P01"), first
+    assert not [line for line in rest if line.lstrip().startswith("at ")], str(error)

@@ -144,7 +144,7 @@ def test_a_failing_blocking_custom_audit_keeps_its_interval_missing_and_stops_la
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [
         ("2024-01-01", "ok"), ("2024-01-02", "ok"), ("2024-01-03", "failed")]
-    assert "audit assert_above(column := amount) failed: 1 bad rows" in rows[2].message
+    assert "Audit assert_above(column := amount) failed: 1 bad rows" in rows[2].message
     assert [(r.state, r.start.date().isoformat(), r.end.date().isoformat()) for r in status] == [
         ("covered", "2024-01-01", "2024-01-03"), ("missing", "2024-01-03", "2024-01-05")]
 
@@ -157,9 +157,9 @@ def test_a_non_blocking_custom_audit_warns_by_definition_or_by_call(spark, isola
     rows = {r.model: r for r in _call(spark, "apply", project=str(root), execution_time=T)}
 
     assert (rows[by_definition].status, rows[by_definition].intervals) == ("ok", 4)
-    assert rows[by_definition].message == "warning: audit assert_known() found 1 bad rows"
+    assert rows[by_definition].message == "Warning: audit assert_known() found 1 bad rows."
     assert (rows[by_call].status, rows[by_call].intervals) == ("ok", 4)
-    assert rows[by_call].message == "warning: audit assert_above(column := amount, blocking := FALSE) found 1 bad rows"
+    assert rows[by_call].message == "Warning: audit assert_above(column := amount, blocking := FALSE) found 1 bad rows."
 
 
 def test_incr_run_audits_new_batches_from_state_without_the_project(spark, isolated, tmp_path):
@@ -172,7 +172,7 @@ def test_incr_run_audits_new_batches_from_state_without_the_project(spark, isola
 
     assert [r.status for r in first] == ["ok", "ok"]
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-01-03", "failed")]
-    assert "audit assert_above(column := amount) failed: 1 bad rows" in rows[0].message
+    assert "Audit assert_above(column := amount) failed: 1 bad rows" in rows[0].message
 
 
 def test_incr_audit_runs_custom_audits_on_demand(spark, isolated, tmp_path):

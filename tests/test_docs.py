@@ -52,3 +52,50 @@ def test_show_procedures_lists_every_registered_procedure(spark):
     listed = {row[-1] for row in spark.sql("SHOW PROCEDURES IN incr").collect()}
 
     assert {"create_model", "drop_model", "plan", "apply", "run", "status", "version"} <= listed
+
+
+def test_every_subcommand_and_option_of_the_command_is_in_the_cli_page():
+    import re
+
+    from pyspark_incr import cli
+
+    page = (DOCS / "cli.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z-]+)[ `]", page, re.M))
+    verbs = cli._parser()._subparsers._group_actions[0].choices
+    assert set(verbs) <= listed, f"docs/cli.md#subcommands lacks {sorted(set(verbs) - listed)}"
+    for verb, parser in verbs.items():
+        for action in parser._actions:
+            if action.option_strings and action.dest != "help":
+                flag = action.option_strings[0]
+                assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", page), f"docs/cli.md lacks {verb} {flag}"
+
+
+def test_every_setting_the_scheduled_jobs_read_is_in_the_jobs_page():
+    import ast
+    import re
+
+    jobs = DOCS.parent / "sql" / "jobs"
+    page = (DOCS / "jobs.md").read_text()
+    read = set(re.findall(r"\$\{(\w+)\}", (jobs / "run.sql").read_text()))
+    for node in ast.walk(ast.parse((jobs / "run_job.py").read_text())):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        target = ast.unparse(node.func)
+        # arguments, environment variables and Spark confs the job reads
+        if name == "add_argument" or "environ" in target or name == "getenv" or target.endswith("conf.get"):
+            read.add(node.args[0].value)
+    assert {"--env", "--select", "--execution-time", "--concurrency", "--fail-fast", "env", "select",
+            "execution_time"} <= read
+    missing = sorted(name for name in read if f"`{name}" not in page)
+    assert not missing, f"docs/jobs.md does not name {missing}"
+
+
+def test_every_extra_the_docs_install_is_declared():
+    import re
+    import tomllib
+
+    extras = set(tomllib.loads((DOCS.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    for page in [*DOCS.glob("*.md"), DOCS.parent / "README.md"]:
+        for named in re.findall(r"pyspark-incr\[([\w,-]+)\]", page.read_text()):
+            assert set(named.split(",")) <= extras, f"{page.name} installs pyspark-incr[{named}]"

@@ -41,7 +41,7 @@ def test_a_forward_only_plan_keeps_the_table_and_adds_the_new_column_for_new_int
     applied = _call(spark, "apply", execution_time=DAY.format(5), forward_only=True)
 
     assert [(p.category, p.intervals) for p in planned] == [("forward-only", 1)]
-    assert "adds column doubled int" in planned[0].reason
+    assert "Adds column doubled int." in planned[0].reason
     assert [(r.action, r.status) for r in applied] == [("alter", "ok"), ("build", "ok")]
     assert physical(spark, name) == kept
     expected = _rows(spark, """SELECT * FROM VALUES (DATE'2024-01-01', 10, NULL), (DATE'2024-01-02', 20, NULL),
@@ -73,8 +73,8 @@ def test_a_destructive_change_allowed_writes_null_for_the_dropped_column_and_cas
 
     applied = _call(spark, "apply", execution_time=DAY.format(5))
 
-    assert "warning: " in planned[0].reason and "changes column amount from int to bigint" in planned[0].reason
-    assert applied[0].action == "alter" and applied[0].message.startswith("warning: ")
+    assert "Warning: " in planned[0].reason and "changes column amount from int to bigint" in planned[0].reason
+    assert applied[0].action == "alter" and applied[0].message.startswith("Warning: ")
     assert spark.table(name).columns == ["amount", "ds"]
     assert sorted(r.amount for r in spark.table(name).collect()) == [7, 10, 20, 30]
 

@@ -90,7 +90,7 @@ def assert_clear_error(error: BaseException, *context: str) -> None:
     parse error from SQL pyspark-incr generated."""
     message = str(error)
     assert isinstance(error, IllegalArgumentException), f"{type(error).__name__}: {message}"
-    assert "internal error in incr." not in message, message
+    assert error.getCondition().startswith("INCR_") and error.getCondition() != "INCR_INTERNAL_ERROR", message
     assert "PARSE_SYNTAX_ERROR" not in message and "ParseException" not in message, message
     if context:
         assert any(c in message for c in context), f"none of {context} in: {message}"

@@ -45,7 +45,7 @@ CALL incr.create_model(definition => 'MODEL (name jobs.other, kind INCREMENTAL_B
 CALL incr.apply(execution_time => '2024-01-03 00:00:00');
 """
 
-CHECK = "SELECT 'built', CAST(ds AS STRING), COUNT(*) FROM jobs.daily GROUP BY ds ORDER BY ds;\n"
+CHECK = "SELECT 'built' AS probe, CAST(ds AS STRING) AS ds, COUNT(*) AS n FROM jobs.daily GROUP BY ds ORDER BY ds;\n"
 
 
 def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -161,7 +161,7 @@ def test_spark_submit_job_exits_non_zero_naming_the_failed_model(jobs):
 
     assert done.returncode == 1, done.stderr[-3000:]
     assert "run_job: model jobs.daily [2024-01-05 00:00:00, 2024-01-06 00:00:00) failed: " \
-           "[USER_RAISED_EXCEPTION] corrupt input on 2024-01-05" in done.stderr
+           "Spark error: [USER_RAISED_EXCEPTION] corrupt input on 2024-01-05" in done.stderr
     assert "run_job:" not in done.stdout, "errors go to stderr, not into spark-submit's stdout"
     # the independent model went on in the spark-sql run; nothing of it is left to do
     assert [r[0] for r in _tsv(done.stdout)[1:]] == ["jobs.daily"]

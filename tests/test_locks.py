@@ -86,7 +86,7 @@ def test_two_simultaneous_runs_build_each_batch_once(spark, isolated, kind):
     built = [[r for r in rows if r.model == name and r.status == "ok"] for rows in results.values()]
     assert sorted(len(rows) > 0 for rows in built) == [False, True], "exactly one run built, the other found it done"
     loser = next(rows for rows in results.values() if not any(r.status == "ok" for r in rows))
-    assert loser and all(r.status == "skipped" and "built meanwhile by" in r.message for r in loser), loser
+    assert loser and all(r.status == "skipped" and "Built meanwhile by" in r.message for r in loser), loser
     _call(spark, "run", execution_time="2024-01-05 00:00:00", select=reference)
     assert_df_equality(spark.table(name), spark.table(reference), **EQUAL)
     assert in_flight(spark, f"{isolated}_state") == [], "both runs released their claims"

@@ -130,7 +130,7 @@ def test_run_rebuilds_a_table_dropped_behind_its_back(spark, isolated):
     planned = _call(spark, "plan", execution_time=T)
     rebuilt = _call(spark, "run", execution_time=T)
 
-    assert [(r.reason, r.intervals) for r in planned] == [(f"table {table} is missing: rebuild", 3)]
+    assert [(r.reason, r.intervals) for r in planned] == [(f"Table {table} is missing: rebuild.", 3)]
     assert [(r.intervals, r.status) for r in rebuilt] == [(3, "ok")]
     assert spark.table(name).count() == 3
 

@@ -1,10 +1,13 @@
-"""The quickstart: sql/quickstart.sql in-process and through pyspark's spark-sql, and the CLI across processes."""
+"""The quickstart: sql/quickstart.sql in-process and through pyspark's spark-sql.
+
+The CLI across processes (a second process sees the first one's state and builds one more day) is
+the quickstart page's own snippets, run each in a fresh process by tests/test_docs_run.py.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -84,22 +87,3 @@ def test_spark_sql_cli_runs_the_quickstart_with_the_same_results(spark, in_proce
         assert_df_equality(
             from_cli.select(*in_proc.columns).orderBy(*order), in_proc.orderBy(*order), ignore_nullable=True
         )
-
-
-def _cli(home: Path, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pyspark_incr.cli", "--home", str(home), *args],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
-
-
-def test_a_second_process_sees_the_first_ones_models_state_and_tables(cli_home):
-    home, _ = cli_home
-    same_time = _cli(home, "run", "--execution-time", "2024-01-09 06:00:00")
-    next_day = _cli(home, "run", "--execution-time", "2024-01-10 06:00:00")
-
-    assert "nothing to do" in same_time
-    assert "2024-01-09 00:00:00" in next_day and "2024-01-10 00:00:00" in next_day
-    assert next_day.count("quickstart.daily_revenue") == 1

@@ -67,7 +67,7 @@ def test_plan_and_apply_with_restate_show_and_build_the_restated_intervals(spark
     planned = {r.model: (r.intervals, r.reason) for r in _call(spark, "plan", execution_time=T, restate=daily)}
     _call(spark, "apply", execution_time=T, restate=daily)
 
-    assert planned[daily][0] == 3 and "restated" in planned[daily][1]
+    assert planned[daily][0] == 3 and "Restated" in planned[daily][1]
     assert planned[child][0] == 3
     assert _values(spark, daily, "amount") == [11, 22, 30]
     assert _values(spark, child, "big") == [110, 220, 300]

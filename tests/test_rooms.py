@@ -25,6 +25,7 @@ PLACED = {
     "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.
     "__init__": "cli", "cli_progress": "cli", "cli_status": "cli", "coverage": "cli", "coverage_plot": "cli",
+    "cli_args": "cli", "cli_init": "cli", "cli_validate": "cli",
 }
 
 

@@ -5,6 +5,7 @@ Each ``tests/fixtures/safety/*.sql`` starts with header comments::
     -- PARTITION ds                      (comma list)
     -- TIMESERIES raw.events, db.x      (optional)
     -- OVERRIDES allow_limit            (optional)
+    -- INTERVAL hour                    (optional: the model's interval unit, a day by default)
     -- EXPECT safe | refused rule@line:column, ...   (findings in order)
 
 and the query follows verbatim; positions are relative to the query after the header.
@@ -17,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals.units import IntervalUnit
 from pyspark_incr.safety.classify import OVERRIDES, RULES, Finding, Verdict, classify, message
 
 FIXTURES = Path(__file__).parent / "fixtures" / "safety"
-HEADER_KEYS = ("PARTITION", "TIMESERIES", "OVERRIDES", "EXPECT")
+HEADER_KEYS = ("PARTITION", "TIMESERIES", "OVERRIDES", "INTERVAL", "EXPECT")
 
 
 def _read_case(path: Path) -> tuple[dict[str, str], str]:
@@ -58,6 +60,7 @@ def test_fixture(path):
         _csv(header["PARTITION"]),
         timeseries_sources=_csv(header.get("TIMESERIES", "")),
         overrides=_csv(header.get("OVERRIDES", "")),
+        interval_ms=IntervalUnit(header.get("INTERVAL", "day")).approx_ms,
     )
     got = [f"{f.rule}@{f.line}:{f.column}" for f in verdict.findings]
     assert got == _expected(header["EXPECT"]), (verdict.findings, verdict.admitted)

@@ -1,10 +1,13 @@
-"""The incremental safety gate in plan/apply/run: refusal, allow_downgrade, safety_overrides, batch classes."""
+"""The incremental safety gate in plan/apply/run: refusal, allow_downgrade, safety_overrides, batch classes,
+and the grouped constructs it admits (distinct aggregates and HAVING grouped by the time column)."""
 
 from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
 
+from pyspark_incr.intervals import Interval, to_ms
+from pyspark_incr.model.render import render_query
 from conftest import call as _call, physical, state_rows, tables_in
 
 T = "2024-01-04 00:00:00"  # days 2024-01-01 .. 2024-01-03 are due
@@ -66,7 +69,7 @@ def test_plan_shows_the_refusal_without_failing(spark, isolated, raw):
 
     rows = [r for r in _call(spark, "plan", execution_time=T) if r.model == name]
 
-    assert rows and "refused by the incremental safety check" in rows[0].reason
+    assert rows and "Refused by the incremental safety check" in rows[0].reason
 
 
 def test_allow_downgrade_rebuilds_the_model_whole_in_one_job_and_says_so(spark, isolated, raw):
@@ -78,7 +81,7 @@ def test_allow_downgrade_rebuilds_the_model_whole_in_one_job_and_says_so(spark, 
     built = [r for r in rows if r.model == name]
     assert [(r.action, str(r.start), str(r.end), r.intervals) for r in built] == [
         ("full refresh", "2024-01-01 00:00:00", "2024-01-04 00:00:00", 3)]
-    assert built[0].message.startswith("warning: downgraded to a full refresh (allow_downgrade)")
+    assert built[0].message.startswith("Warning: downgraded to a full refresh (allow_downgrade)")
     assert_df_equality(_table(spark, name), _expected_ranking(spark, raw, "2024-01-04"),
                        ignore_row_order=True, ignore_nullable=True)
 
@@ -101,18 +104,30 @@ def test_a_downgrade_holds_for_its_call_only(spark, isolated, raw):
                        ignore_row_order=True, ignore_nullable=True)
 
 
-def test_a_safety_override_runs_the_model_incrementally_one_interval_per_job(spark, isolated, raw):
-    name, definition = _ranked(isolated, raw, extra=", safety_overrides (allow_window_functions = true)",
-                               kind_extra=", batch_size 7")
-    _call(spark, "create_model", definition=definition)
+def _jobs(rows, name: str) -> list[tuple[str, int]]:
+    """The build jobs of ``name`` in a call's result rows: (first day, days built)."""
+    return sorted((str(r.start)[:10], r.intervals) for r in rows if r.model == name and r.action == "build")
+
+
+def test_a_safety_override_keeps_the_batching_a_safe_model_gets(spark, isolated, raw):
+    aligned = ("MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{kind_extra}), start '2024-01-01', "
+               "cron '@daily'); SELECT ds, shop, ROW_NUMBER() OVER (PARTITION BY ds ORDER BY amount) AS rn "
+               "FROM {raw} WHERE ds BETWEEN @start_ds AND @end_ds")
+    override = ", safety_overrides (allow_window_functions = true)"
+    for suffix, kind_extra in (("", ""), ("_by2", ", batch_size 2")):
+        _call(spark, "create_model", definition=aligned.format(name=f"{isolated}.safe{suffix}", raw=raw,
+                                                               kind_extra=kind_extra))
+        _call(spark, "create_model", definition=RANKED.format(name=f"{isolated}.vouched{suffix}", raw=raw,
+                                                              extra=override, kind_extra=kind_extra))
 
     rows = _call(spark, "apply", execution_time=T)
 
-    built = [(r.action, str(r.start)[:10], r.intervals) for r in rows if r.model == name]
-    assert built == [("build", "2024-01-01", 1), ("build", "2024-01-02", 1), ("build", "2024-01-03", 1)]
-    per_day = spark.sql(f"SELECT ds, shop, amount, ROW_NUMBER() OVER (PARTITION BY ds ORDER BY amount, shop, ds) "
-                        f"AS rn FROM {raw} WHERE ds < DATE'2024-01-04'")
-    assert_df_equality(_table(spark, name), per_day, ignore_row_order=True, ignore_nullable=True)
+    assert _jobs(rows, f"{isolated}.vouched") == _jobs(rows, f"{isolated}.safe") == [("2024-01-01", 3)]
+    assert _jobs(rows, f"{isolated}.vouched_by2") == _jobs(rows, f"{isolated}.safe_by2") == [
+        ("2024-01-01", 2), ("2024-01-03", 1)]
+    # one job over the three days ranks them together: what the override vouched for
+    assert_df_equality(_table(spark, f"{isolated}.vouched"), _expected_ranking(spark, raw, "2024-01-04"),
+                       ignore_row_order=True, ignore_nullable=True)
 
 
 def test_a_partition_aligned_window_is_admitted_and_batched(spark, isolated, raw):
@@ -160,3 +175,39 @@ def test_models_of_other_kinds_are_not_judged(spark, isolated, raw):
     rows = _call(spark, "apply", execution_time=T)
 
     assert [r.status for r in rows if r.model == name] == ["ok"]
+
+
+GROUPED = ("MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 1), start '2024-01-01', "
+           "cron '@daily');\n{query}")
+
+
+def _sliced_build_equals_full_recomputation(spark, isolated, raw, query: str) -> None:
+    """Build a model of ``query`` a day per job, by an apply and a later run, and compare it with ``query`` run
+    once over all days up to the run (its macros spanning them)."""
+    name = f"{isolated}.grouped"
+    _call(spark, "create_model", definition=GROUPED.format(name=name, query=query.format(raw=raw)))
+
+    applied = _call(spark, "apply", execution_time=T)
+    ran = _call(spark, "run", execution_time=LATER)
+
+    assert [(r.action, r.intervals) for r in applied + ran if r.model == name] == [("build", 1)] * 5
+    days = Interval(to_ms("2024-01-01"), to_ms(LATER))
+    full = render_query(query.format(raw=raw), days, to_ms(LATER), where="full recomputation")
+    expected = spark.sql(full.sql("spark"))
+    assert expected.count() > 0
+    assert_df_equality(spark.table(name).select(*expected.columns), expected, ignore_row_order=True,
+                       ignore_nullable=True)
+
+
+def test_a_count_distinct_grouped_by_the_time_column_is_admitted_and_built_in_slices(spark, isolated, raw):
+    # the shops of a day repeat on other days: a distinct count across slices would differ
+    _sliced_build_equals_full_recomputation(spark, isolated, raw, (
+        "SELECT ds, COUNT(DISTINCT shop) AS shops, COUNT(DISTINCT amount) AS amounts FROM {raw} "
+        "WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds"))
+
+
+def test_a_having_grouped_by_the_time_column_is_admitted_and_built_in_slices(spark, isolated, raw):
+    # only 2024-01-01 has two sales: HAVING keeps that day's group and drops the others
+    _sliced_build_equals_full_recomputation(spark, isolated, raw, (
+        "SELECT ds, COUNT(*) AS n, SUM(amount) AS total FROM {raw} "
+        "WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds HAVING COUNT(*) > 1"))

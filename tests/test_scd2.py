@@ -255,7 +255,7 @@ def test_a_failure_between_stage_and_publish_leaves_the_previous_version_and_a_r
     failed = _call(spark, "run", execution_time=second["execution_time"])
     monkeypatch.undo()
 
-    assert [(r.status, r.message) for r in failed] == [("failed", "crash between stage and publish")]
+    assert [(r.status, r.message) for r in failed] == [("failed", "Crash between stage and publish.")]
     assert seen_while_staged == [3], "readers see the previous version while the next one is staged"
     _assert_table(spark, name, fx["table_columns"], first["expected"])
     root = generations.table_root(tables.location(spark, exp.to_table(physical(spark, name), dialect="spark")))

@@ -109,7 +109,7 @@ def test_a_reload_failing_inside_the_write_leaves_the_previous_rows_and_a_reappl
     monkeypatch.undo()
     reapplied = _call(spark, "apply", execution_time=SECOND)
 
-    assert [(r.status, "injected crash" in r.message) for r in failed] == [("failed", True)]
+    assert [(r.status, "Injected crash" in r.message) for r in failed] == [("failed", True)]
     schema = spark.table(name).schema
     for version in (seen["readers"], after_failure):
         assert_df_equality(spark.createDataFrame(version, schema), _prices(spark, OLD_ROWS), **EQUAL)

@@ -62,17 +62,17 @@ def test_names_are_case_insensitive_and_blanks_and_empty_items_are_ignored():
 
 
 def test_a_glob_does_not_match_a_partial_name():
-    assert "'sales' matches no model" in error("sales")
+    assert "No model matches 'sales'" in error("sales")
 
 
 def test_a_name_matching_nothing_is_an_error_listing_the_known_models():
     message = error("sales.*, shop.nothing*")
-    assert "select: 'shop.nothing*' matches no model" in message
-    assert "known models: raw.events, sales.daily, sales.monthly, sales.report, shop.customers, " in message
+    assert "No model matches 'shop.nothing*' (argument select)" in message
+    assert "Known models: raw.events, sales.daily, sales.monthly, sales.report, shop.customers, " in message
 
 
 def test_a_selector_with_no_models_at_all_says_none():
-    assert "known models: none" in error("sales.*", models={})
+    assert "Known models: none." in error("sales.*", models={})
 
 
 # =========================================================================== tags
@@ -95,12 +95,12 @@ def test_tags_and_names_combine():
 
 def test_a_tag_matching_nothing_is_an_error_listing_the_known_tags():
     message = error("tag:financ")
-    assert "select: 'tag:financ' matches no model: no model has a tag matching 'financ'" in message
-    assert "known tags: core, daily, finance, Raw, shop" in message
+    assert "No model matches 'tag:financ' (argument select): no model has a tag matching 'financ'" in message
+    assert "Known tags: core, daily, finance, Raw, shop" in message
 
 
 def test_a_tag_selector_with_no_tags_at_all_says_none():
-    assert "known tags: none" in error("tag:x", models={"s.a": _model("s.a")})
+    assert "Known tags: none." in error("tag:x", models={"s.a": _model("s.a")})
 
 
 def test_an_empty_tag_is_an_error():
@@ -150,7 +150,7 @@ def test_spaces_around_the_plus_marks_are_ignored():
 
 def test_upstream_of_a_name_matching_nothing_is_an_error_naming_the_item():
     message = error("+shop.nothing")
-    assert "select: '+shop.nothing' matches no model" in message and "known models: raw.events" in message
+    assert "No model matches '+shop.nothing' (argument select)" in message and "Known models: raw.events" in message
 
 
 @pytest.mark.parametrize("item", ["+", "++", "+ +", "++shop.orders", "shop.orders++", "shop+orders"])

@@ -184,3 +184,17 @@ def test_two_jdbc_sessions_call_at_once_and_keep_their_own_settings(server, beel
     finally:
         for c in connections:
             c.close()
+
+
+def test_beeline_shows_a_refusal_in_one_line_with_its_class_and_sqlstate(server):
+    done = subprocess.run(
+        ["bash", str(BEELINE), "-u", f"jdbc:hive2://localhost:{server.port}", "-n", "incr",
+         "-e", "CALL incr.run(select => 'nope.nothing')"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    output = (done.stdout + done.stderr).splitlines()
+    assert done.returncode != 0 and len(output) <= 10, "\n".join(output)
+    [error] = [line for line in output if "nope.nothing" in line]
+    assert error.startswith("Error: [INCR_UNKNOWN_MODEL] No model matches 'nope.nothing' (argument select). "), error
+    assert error.endswith(" SQLSTATE: 42P01 (state=42P01,code=0)"), error
+    assert error.count("INCR_UNKNOWN_MODEL") == 1 and not [line for line in output if line.lstrip().startswith("at ")]

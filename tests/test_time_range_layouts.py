@@ -62,7 +62,7 @@ def test_a_batch_failing_before_its_publish_leaves_the_table_and_state_as_they_w
     status = _call(spark, "status", model=name, execution_time="2024-01-02 06:00:00")
     rerun = _call(spark, "run", execution_time="2024-01-02 06:00:00")
 
-    assert [r.status for r in failed] == ["failed"] and "killed between stage and publish" in failed[0].message
+    assert [r.status for r in failed] == ["failed"] and "Killed between stage and publish" in failed[0].message
     assert sorted(after_crash) == sorted(before), "readers still see the previous complete version"
     assert [(r.state, r.end.isoformat()) for r in status][0] == ("covered", "2024-01-01T12:00:00")
     location = tables.location(spark, exp.to_table(physical(spark, name), dialect="spark"))

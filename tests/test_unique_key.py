@@ -232,7 +232,7 @@ def test_duplicate_keys_in_a_batch_fail_it_naming_a_key_and_change_nothing(spark
 
     assert [r.status for r in failed] == ["failed"]
     message = failed[0].message
-    assert f"model {name}: unique_key (region, id) is not unique in the batch [2024-01-02, 2024-01-03)" in message
+    assert f"Model {name}: unique_key (region, id) is not unique in the batch [2024-01-02, 2024-01-03)" in message
     assert "key (region='eu', id=1) appears 2 times; nothing was written" in message
     assert_df_equality(spark.table(name), spark.createDataFrame(before, spark.table(name).schema), **EQUAL)
     gaps = [(r.state, r.start.date()) for r in _call(spark, "status", model=name, execution_time="2024-01-03 00:00:00")]
@@ -309,7 +309,7 @@ def test_upsert_crashing_between_stage_and_publish_leaves_the_previous_version_a
     monkeypatch.undo()
     rerun = _call(spark, "run", execution_time="2024-01-03 00:00:00")
 
-    assert [(r.status, "injected crash" in r.message) for r in failed] == [("failed", True)]
+    assert [(r.status, "Injected crash" in r.message) for r in failed] == [("failed", True)]
     schema = spark.table(name).schema
     for version in (seen["readers"], after_failure):
         assert_df_equality(spark.createDataFrame(version, schema), spark.createDataFrame(before, schema), **EQUAL)

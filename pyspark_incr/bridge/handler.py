@@ -17,7 +17,8 @@ from typing import Any
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from pyspark_incr.errors import IncrError
+from pyspark_incr.config import ERROR_TRACES, setting
+from pyspark_incr.errors import INTERNAL_CONDITION, INTERNAL_SQLSTATE, IncrError
 from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, load_all, registry_json
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -55,10 +56,19 @@ class Handler:
             encoded = [[encode_value(c, v) for c, v in zip(spec.output, row)] for row in rows]
             return json.dumps({"rows": encoded}, default=str)
         except IncrError as e:
-            return _error(type(e).__name__, str(e))
-        except Exception as e:  # a bug, not a user error: keep the traceback in the log
+            return _error(e, str(e), procedure, traced=self._traces_asked(jsession))
+        except Exception as e:  # a bug, not a user error: its trace goes to the log and to the user
             traceback.print_exc(file=sys.stderr)
-            return _error(type(e).__name__, f"internal error in incr.{procedure}: {type(e).__name__}: {e}")
+            message = (f"incr.{procedure} failed on a bug in pyspark-incr ({type(e).__name__}: {e}); "
+                       "please report it with the trace below.")
+            return _error(e, message, procedure, traced=True)
+
+    def _traces_asked(self, jsession: Any) -> bool:
+        """``spark.incr.errors.stackTrace``: a user error shows its traces too (off: the message says it all)."""
+        try:
+            return setting(self._session(jsession), ERROR_TRACES).strip().lower() == "true"
+        except Exception:  # the session itself is what failed: say the message, not a second error
+            return False
 
     def _session(self, jsession: Any) -> SparkSession:
         """A pyspark SparkSession over the caller's JVM session, reused per session UUID."""
@@ -90,5 +100,14 @@ def _decode_args(spec: Any, args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def _error(kind: str, message: str) -> str:
-    return json.dumps({"error": {"type": kind, "message": message}})
+def _error(error: Exception, message: str, procedure: str, *, traced: bool) -> str:
+    """The error reply: the shim raises it as Spark's own errors are raised (``IncrException``)."""
+    known = isinstance(error, IncrError)
+    condition = error.condition if known else INTERNAL_CONDITION
+    sqlstate = error.sqlstate if known else INTERNAL_SQLSTATE
+    reply = {"type": type(error).__name__, "condition": condition, "sqlstate": sqlstate, "message": message}
+    if traced:
+        trace = "".join(traceback.format_exception(error)).rstrip()
+        reply["trace"] = f"Python traceback of incr.{procedure}:\n{trace}"
+    return json.dumps({"error": reply})
+

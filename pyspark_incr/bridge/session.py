@@ -179,12 +179,32 @@ def embedded_session(home: Path | str) -> SparkSession:
 SPARK_SQL_CLASS = "org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver"
 
 
+#: spark-sql's console logging: errors only (``--driver-java-options`` with a log4j2 file of your own replaces it).
+CLI_LOG_CONFIG = Path(__file__).with_name("log4j2-cli.properties")
+
+
 def spark_sql_command(home: Path | str, args: list[str]) -> list[str]:
-    """argv running pyspark's own spark-sql (``SparkSQLCLIDriver``) on the embedded ``home`` with the plugin."""
-    return plugin_submit_command(home, SPARK_SQL_CLASS, args)
+    """argv running pyspark's own spark-sql (``SparkSQLCLIDriver``) on the embedded ``home`` with the plugin.
+
+    Results print with column headers; the console logs errors only, unless the user brings a
+    log4j2 configuration (``$SPARK_CONF_DIR/log4j2.properties`` or ``--driver-java-options``).
+    """
+    conf = {"spark.sql.cli.print.header": "true"}
+    if not _own_log_config(args):
+        java_options = embedded_conf(home)["spark.driver.extraJavaOptions"]
+        conf["spark.driver.extraJavaOptions"] = f"{java_options} -Dlog4j2.configurationFile={CLI_LOG_CONFIG.as_uri()}"
+    return plugin_submit_command(home, SPARK_SQL_CLASS, args, conf)
 
 
-def plugin_submit_command(home: Path | str, main_class: str, args: list[str]) -> list[str]:
+def _own_log_config(args: list[str]) -> bool:
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if conf_dir and any((Path(conf_dir) / name).is_file() for name in ("log4j2.properties", "log4j2.xml")):
+        return True
+    return any(a.startswith("--driver-java-options") or "extraJavaOptions" in a for a in args)
+
+
+def plugin_submit_command(home: Path | str, main_class: str, args: list[str],
+                          conf: dict[str, str] | None = None) -> list[str]:
     """argv running ``bin/spark-submit --class main_class`` on the embedded ``home`` with the plugin.
 
     The one launcher of the SQL-only JVMs (spark-sql, the Thrift and Connect
@@ -192,7 +212,8 @@ def plugin_submit_command(home: Path | str, main_class: str, args: list[str]) ->
     resource (``spark-internal``) and passes arguments it does not know on to
     them, so ``args`` may mix spark-submit options with the program's own.
     The environment rides in the argv (``env``) so the JVM-launched worker runs
-    this very Python and finds this very ``pyspark_incr``.
+    this very Python and finds this very ``pyspark_incr``. ``conf`` adds to (or replaces) the
+    embedded settings.
     """
     Path(home).mkdir(parents=True, exist_ok=True)
     spark_home = Path(pyspark.__file__).resolve().parent
@@ -206,6 +227,7 @@ def plugin_submit_command(home: Path | str, main_class: str, args: list[str]) ->
         "spark.sql.extensions": EXTENSIONS_CLASS,
         CATALOG_CONF: CATALOG_CLASS,
         PYTHON_CONF: sys.executable,
+        **(conf or {}),
     }
     argv = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", str(spark_home / "bin" / "spark-submit")]
     # --class first: only then does spark-submit hand the options it does not know to the program.

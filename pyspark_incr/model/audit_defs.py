@@ -28,7 +28,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.errors import ModelDefinitionError, ModelSyntaxError
 from pyspark_incr.model import macros
 from pyspark_incr.model.block import Block, Property, split_blocks
 from pyspark_incr.model.properties import METADATA, Prop, read_properties
@@ -102,7 +102,7 @@ def _query(block: Block, dialect: str, where: str) -> str:
     except SQLGLOT_ERRORS as e:
         refusal = macros.unsupported_call(hidden, block.query_line, {}, where)
         message = query_parse_error(e, where, block.query_text, hidden, block.query_line, block.query_col)
-        raise refusal or ModelDefinitionError(message) from None
+        raise refusal or ModelSyntaxError(message) from None
     if len(statements) != 1 or not isinstance(statements[0], exp.Query):
         raise ModelDefinitionError(f"{where}: an AUDIT block must be followed by exactly one query (SELECT ...)")
     query = statements[0]

@@ -22,7 +22,7 @@ import sqlglot
 from sqlglot import exp
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_parse_error
 
-from pyspark_incr.errors import ArgumentError, ModelDefinitionError
+from pyspark_incr.errors import ArgumentError, ModelDefinitionError, ModelSyntaxError
 from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.model import macros
@@ -270,7 +270,7 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
         parsed = sqlglot.parse(hidden, read=dialect)
     except SQLGLOT_ERRORS as e:
         refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros)
-        raise refusal or ModelDefinitionError(query_parse_error(e, where, text, hidden, block.query_line)) from None
+        raise refusal or ModelSyntaxError(query_parse_error(e, where, text, hidden, block.query_line)) from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     queries = [s for s in statements if not macros.is_definition(s)]
     if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:

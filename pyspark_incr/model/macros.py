@@ -21,7 +21,7 @@ from typing import Any, Callable
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
-from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.errors import ModelDefinitionError, UnknownMacroError
 
 #: Prefix of the identifiers that stand in for ``@macro`` while a query is parsed in its own dialect.
 PREFIX = "__incr_macro__"
@@ -168,7 +168,7 @@ _CALL = re.compile(rf"{PREFIX}(\w+)\s*\(|@(\{{[^}}]*\}})")
 
 
 def unsupported_call(hidden: str, first_line: int, variables: dict[str, Any], where: str,
-                     kind_macros: frozenset[str] = frozenset()) -> ModelDefinitionError | None:
+                     kind_macros: frozenset[str] = frozenset()) -> UnknownMacroError | None:
     """The refusal of the first macro function or ``@{...}`` interpolation in ``hidden`` other than @DEF and @VAR.
 
     SQLMesh's macro functions (``@EACH(list, x -> ...)``) may hold syntax no SQL dialect parses, so a
@@ -192,9 +192,9 @@ def _at_offset(hidden: str, start: int, first_line: int) -> str:
 
 
 def _unknown(name: str, variables: dict[str, Any], where: str, at: str = "",
-             kind_macros: frozenset[str] = frozenset()) -> ModelDefinitionError:
+             kind_macros: frozenset[str] = frozenset()) -> UnknownMacroError:
     known = sorted({*(RUNTIME - CURSOR), *kind_macros, *variables, "DEF", "VAR"})
-    return ModelDefinitionError(
+    return UnknownMacroError(
         f"{where}: {at + ': ' if at else ''}unknown macro @{name}; known macros and variables: "
         f"{', '.join('@' + k for k in known)}"
     )

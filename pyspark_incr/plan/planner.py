@@ -23,6 +23,7 @@ from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers imp
     ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
 )
 from pyspark_incr.plan.restatement import Restatement, restatement
+from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
@@ -59,8 +60,9 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
             context.hashes[model.name] = entry.fingerprint
     for name, entry in sorted(held.items()):
         if name not in desired.models and name in chosen and entry.source in desired.sources:
-            plans.append(ModelPlan(name, known[name], REMOVED, f"no longer defined in {entry.source}",
-                                   entry.fingerprint, entry.metadata_hash, entry.source,
+            gone = sentences(f"no longer defined in {entry.source}")
+            plans.append(ModelPlan(name, known[name], REMOVED, gone, entry.fingerprint, entry.metadata_hash,
+                                   entry.source,
                                    context.physical(known[name], entry.fingerprint, entry), view=context.view(known[name]),
                                    previous_table=entry.table_name))
     return context.plan(plans)
@@ -242,7 +244,7 @@ class _Context:
                              "fail unless the SQL is fixed, safety_overrides vouch for it or allow_downgrade => true"))
         if judgement.refused:
             whole = IntervalSet([plan.expected]).intersection(allowed)
-            why = "; ".join(line.strip() for line in judgement.refusal.splitlines()[1:-1])
+            why = clauses(judgement.refusal.splitlines()[1:-1])
             return replace(plan, missing=whole, batches=tuple(covering(whole)),
                            downgraded=f"warning: downgraded to a full refresh (allow_downgrade): {why}",
                            reason=_join(plan.reason, "refused by the incremental safety check: allow_downgrade "
@@ -260,9 +262,9 @@ class _Context:
                                                           sample_interval(plan, self.window))
         reason = plan.reason
         if refused:
-            reason = _join(reason, "refused by on_additive_change/on_destructive_change: " + "; ".join(refused))
+            reason = _join(reason, "refused by on_additive_change/on_destructive_change: " + clauses(refused))
         elif change.describe():
-            reason = _join(reason, ("warning: " if warned else "") + "; ".join(change.describe()))
+            reason = _join(reason, ("warning: " if warned else "") + clauses(change.describe()))
         return replace(plan, reason=reason, schema_change=change, conform=conform, refusals=tuple(refused),
                        warnings=tuple(warned))
 
@@ -335,7 +337,8 @@ def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> In
 
 
 def _join(a: str, b: str) -> str:
-    return f"{a}; {b}" if a else b
+    """A reason with one more part: each a sentence, whatever either holds (:mod:`plan.sentences`)."""
+    return sentences(a, b)
 
 
 def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:

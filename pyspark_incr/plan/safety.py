@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.errors import ModelDefinitionError, UnsafeModelError
 from pyspark_incr.model.block import parse_block
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.macros import PREFIX, hide_macros
@@ -26,10 +26,6 @@ from pyspark_incr.safety import bounds, classify
 from pyspark_incr.safety.pushdown import Pushdown, Source
 
 FULLY_BATCH_SAFE, BOUNDED, PER_PARTITION_ONLY = "fully batch safe", "bounded", "per-partition only"
-
-
-class UnsafeModelError(ModelDefinitionError):
-    """A time-sliced model the safety gate refuses: on a slice it may compute other rows than on all data."""
 
 
 @dataclass(frozen=True)
@@ -65,13 +61,13 @@ def judge(model: Model, sources: tuple[Source, ...]) -> Judgement:
     time_column = model.kind.time_column
     partitions = tuple(dict.fromkeys([time_column, *(p for p in model.partitioned_by if p.isidentifier())]))
     return _judge(model.name, model.definition, model.query, model.dialect, model.source, model.safety_overrides,
-                  time_column, partitions, sources)
+                  time_column, partitions, sources, model.schedule.unit.approx_ms)
 
 
 @lru_cache(maxsize=4096)
 def _judge(name: str, definition: str, query: str, dialect: str, source: str, overrides: tuple[str, ...],
-           time_column: str, partitions: tuple[str, ...], sources: tuple[Source, ...]) -> Judgement:
-    verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides)
+           time_column: str, partitions: tuple[str, ...], sources: tuple[Source, ...], interval_ms: int) -> Judgement:
+    verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides, interval_ms)
     derived = bounds.derive(query, time_column, {s.name: s.column for s in sources},
                             windows_vouched="allow_window_functions" in overrides)
     found = tuple(derived[s.name] for s in sources if s.name in derived)
@@ -86,15 +82,15 @@ def _judge(name: str, definition: str, query: str, dialect: str, source: str, ov
 def batch_class(verdict: classify.Verdict, found: tuple[bounds.Bound, ...]) -> str:
     """smelt's batch safety class: how a missing range may be cut into jobs.
 
-    * per-partition only: admitted through ``safety_overrides``, which vouch for one interval's data,
-      not a batch of them: one interval per job (also said of a refused model, which may not run sliced);
+    * per-partition only: a refused model, which may not run sliced at all;
     * bounded: a job reads a source beyond its own slice (a lookback, or the whole source): any
       chunking is correct, each job reading its slice widened by the bound;
     * fully batch safe: every source is read exactly over the job's slice: any chunking.
+
+    A construct admitted through ``safety_overrides`` does not change the class: the override vouches
+    for the query on a time slice, and the model's batch_size says how long its slices are.
     """
     if not verdict.safe or any(b.kind == bounds.NOT_DERIVABLE for b in found):
-        return PER_PARTITION_ONLY
-    if any(note.startswith("allowed by ") for note in verdict.admitted):
         return PER_PARTITION_ONLY
     if any(b.kind != bounds.BOUNDED or b.before_ms or b.after_ms for b in found):
         return BOUNDED
@@ -114,7 +110,7 @@ def refusal_message(name: str, source: str, verdict: classify.Verdict, underivab
     ways = ["Fix the SQL"]
     if verdict.findings:
         names = ", ".join(dict.fromkeys(f"{classify.RULE_OVERRIDE[f.rule]} = true" for f in verdict.findings))
-        ways.append(f"set safety_overrides ({names}) if you have verified this usage is safe on one interval's data")
+        ways.append(f"set safety_overrides ({names}) if you have verified this usage is safe on a time slice")
     ways.append("pass allow_downgrade => true to rebuild the model whole (one job, no slicing) for that call")
     lines.append(", or ".join(ways) + ".")
     return "\n".join(lines)
@@ -128,15 +124,15 @@ def check(models: list) -> None:
 
 
 def _verdict(definition: str, query: str, dialect: str, partitions: tuple[str, ...], sources: list[str],
-             overrides: tuple[str, ...]) -> classify.Verdict:
+             overrides: tuple[str, ...], interval_ms: int) -> classify.Verdict:
     """The classifier's verdict, positioned in the model's file: the query as written when it stands alone
     after the MODEL block, else (``@DEF`` statements before it) the query as compiled."""
     try:
         block = parse_block(definition)
         text = hide_macros(block.query_text)
-        verdict = classify.classify(text, partitions, sources, overrides, dialect)
+        verdict = classify.classify(text, partitions, sources, overrides, dialect, interval_ms)
     except ModelDefinitionError:
-        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark"), 0, 0)
+        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark", interval_ms), 0, 0)
     return _unhidden(verdict, block.query_line - 1, block.query_col - 1)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from pyspark_incr.errors import ArgumentError, ModelDefinitionError
+from pyspark_incr.errors import ArgumentError, ModelDefinitionError, UnknownModelError
 from pyspark_incr.model.definition import Model, reparse
 from pyspark_incr.project.dag import parents
 from pyspark_incr.project.loader import Project, with_content_hash
@@ -104,14 +104,16 @@ def _matches(models: Mapping[str, Model], core: str, item: str) -> set[str]:
         hits = {n for n, m in models.items() if any(fnmatchcase(t.lower(), tag) for t in m.tags)}
         if not hits:
             known = sorted({t for m in models.values() for t in m.tags}, key=str.lower)
-            raise ArgumentError(
-                f"select: {item!r} matches no model: no model has a tag matching {tag!r}; "
-                f"known tags: {', '.join(known) or 'none'}"
+            raise UnknownModelError(
+                f"No model matches {item!r} (argument select): no model has a tag matching {tag!r}. "
+                f"Known tags: {', '.join(known) or 'none'}."
             )
         return hits
     hits = {n for n in models if fnmatchcase(n, core)}
     if not hits:
-        raise ArgumentError(f"select: {item!r} matches no model; known models: {', '.join(sorted(models)) or 'none'}")
+        raise UnknownModelError(
+            f"No model matches {item!r} (argument select). Known models: {', '.join(sorted(models)) or 'none'}."
+        )
     return hits
 
 

@@ -15,6 +15,7 @@ from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.errors import ArgumentError, BatchesFailed
 from pyspark_incr.intervals.times import is_date_only, to_datetime, to_end_ms, to_ms
 from pyspark_incr.plan.environment import check_env
+from pyspark_incr.plan.sentences import clauses
 from pyspark_incr.plan.window import Window
 from pyspark_incr.procedures.spec import Column, Param
 
@@ -167,7 +168,7 @@ def raise_failures(procedure: str, env: str, results: list, state_schema: str) -
         steps.append(f"model {r.model}{where}: {message}")
     raise BatchesFailed(
         f"incr.{procedure} in environment {env}: {len(failed)} step(s) failed"
-        f"{f', {skipped} skipped' if skipped else ''} (raise_on_failure): " + "; ".join(steps) + ". "
+        f"{f', {skipped} skipped' if skipped else ''} (raise_on_failure): " + clauses(steps) + ". "
         f"What ran is recorded: each step's row is in CALL incr.history() (table {state_schema}.runs), and the "
         "failed intervals stay missing, so the next run builds them again. Fix the cause and run again; call "
         "without raise_on_failure to get the result rows instead of an error."

@@ -8,6 +8,7 @@ from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
 from pyspark_incr.plan.planner import plan_run
+from pyspark_incr.plan.sentences import sentence
 from pyspark_incr.procedures.common import (
     ALLOW_DOWNGRADE, BATCH_OUTPUT, CONCURRENCY, END, ENV, EXECUTION_TIME, FAIL_FAST, IGNORE_CRON, PER_PARTITION,
     RAISE_ON_FAILURE, SELECT, START, WAIT, batch_rows, concurrency_arg, env_arg, fail_fast_arg, raise_failures,
@@ -78,7 +79,8 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
     if raising:
         raise_failures("restate", env_name, results, store.schema)
     skipped = sorted(plan.restatement.skipped.items())
-    return [*batch_rows(results), *((name, None, "skip", None, None, 0, None, "skipped", 0.0, why) for name, why in skipped)]
+    return [*batch_rows(results),
+            *((name, None, "skip", None, None, 0, None, "skipped", 0.0, sentence(why)) for name, why in skipped)]
 
 
 @procedure(

@@ -11,11 +11,12 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pyspark_incr.errors import ArgumentError, ModelDefinitionError
+from pyspark_incr.errors import ArgumentError, IncrError, ModelDefinitionError
 from pyspark_incr.model.definition import Model, parse_model
 from pyspark_incr.project.audit_files import check_calls, load_audits
 from pyspark_incr.project.config import ProjectConfig, load_config
 from pyspark_incr.project.external import load_external_models
+from pyspark_incr.project.report import Report, raise_first
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,12 @@ class Project:
     config: ProjectConfig = field(default_factory=ProjectConfig)
 
 
-def load(path: str | Path) -> Project:
-    """Load the project at ``path``: every model, with config defaults and variables applied."""
+def load(path: str | Path, report: Report = raise_first) -> Project:
+    """Load the project at ``path``: every model, with config defaults and variables applied.
+
+    Each broken file goes to ``report`` (by default the first one raises); a reporter that
+    returns gets the project without the parts that did not load.
+    """
     root = Path(path).expanduser()
     models_dir = root / "models"
     if not _is_dir(models_dir):
@@ -36,37 +41,72 @@ def load(path: str | Path) -> Project:
             f"project {str(path)!r}: no models/ directory there; pass the project root "
             "(the directory holding models/*.sql)"
         )
-    config = load_config(root)
-    models: dict[str, Model] = {}
+    config = _config(root, report)
     files = [f for f in sorted(models_dir.rglob("*.sql"))
              if not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
-    _refuse_python_models(models_dir)
+    _refuse_python_models(models_dir, report)
     defaults = dict(config.model_defaults)
     if config.settings.get("table_format"):
         defaults.setdefault("table_format", config.settings["table_format"].lower())
-    custom = load_audits(root, config.model_defaults.get("dialect", "spark"))
-    parsed = [parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables, custom.values())
-              for f in files]
-    check_calls(parsed, custom)
-    external = load_external_models(root, config.model_defaults.get("dialect", "spark"))
-    for model in [*parsed, *external]:
-        if model.name in models:
-            raise ModelDefinitionError(
-                f"model {model.name} is defined twice: {models[model.name].located} and {model.located}; rename one"
-            )
-        models[model.name] = with_content_hash(model)
+    dialect = config.model_defaults.get("dialect", "spark")
+    custom = load_audits(root, dialect, report)
+    parsed = []
+    for f in files:
+        try:
+            parsed.append(parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables,
+                                      custom.values()))
+        except IncrError as e:
+            report(f, e)
+    check_calls(parsed, custom, report)
+    try:
+        external = load_external_models(root, dialect)
+    except IncrError as e:
+        report(_external_file(root), e)
+        external = []
+    models = _by_name([*parsed, *external], report)
     return Project(root, tuple(m for m in models.values() if m.enabled), config)
 
 
-def _refuse_python_models(models_dir: Path) -> None:
+def _by_name(found: list[Model], report: Report) -> dict[str, Model]:
+    """The models by name, a seed's with the hash of its CSV; a name defined twice keeps its first definition."""
+    models: dict[str, Model] = {}
+    for model in found:
+        if model.name in models:
+            report(Path(model.source), ModelDefinitionError(
+                f"model {model.name} is defined twice: {models[model.name].located} and {model.located}; rename one"
+            ))
+            continue
+        try:
+            models[model.name] = with_content_hash(model)
+        except IncrError as e:
+            report(Path(model.source), e)
+            models[model.name] = model
+    return models
+
+
+def _config(root: Path, report: Report) -> ProjectConfig:
+    """``config.yaml``; all defaults when it is reported broken."""
+    try:
+        return load_config(root)
+    except IncrError as e:
+        report(next((p for p in (root / "config.yaml", root / "config.yml") if p.is_file()), root / "config.yaml"), e)
+        return ProjectConfig()
+
+
+def _external_file(root: Path) -> Path:
+    return next((p for p in (root / "external_models.yaml", root / "external_models.yml") if p.is_file()),
+                root / "external_models.yaml")
+
+
+def _refuse_python_models(models_dir: Path, report: Report) -> None:
     """Refuse SQLMesh Python models: skipping them would leave their readers without a parent."""
     python = [f for f in sorted(models_dir.rglob("*.py")) if f.name != "__init__.py"
               and not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
-    if python:
-        raise ModelDefinitionError(
-            f"{python[0]}: Python models are not supported (only SQL models, models/**/*.sql); "
+    for f in python:
+        report(f, ModelDefinitionError(
+            f"{f}: Python models are not supported (only SQL models, models/**/*.sql); "
             "rewrite it as a SQL model, or build its table outside and declare it in external_models.yaml"
-        )
+        ))
 
 
 def _is_dir(path: Path) -> bool:

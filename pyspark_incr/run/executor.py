@@ -28,6 +28,7 @@ from pyspark_incr import commits
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval, IntervalSet
 from pyspark_incr.plan import forward, safety, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
+from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed, ModelDefinitionError
 from pyspark_incr.run import audits, lanes, progress
@@ -68,7 +69,10 @@ class Executor:
         self.results: list[BatchResult] = []
         self.failed: set[str] = set()
         self._runs: list[dict] = []
-        self._total = sum(max(1, len(m.batches)) for m in plan.models)
+        #: Progress steps per model: its batches, or one for a model without (a view, a drop, nothing to do).
+        self._steps = {m.name: max(1, len(m.batches)) for m in plan.models}
+        self._total = sum(self._steps.values())
+        self._counted: dict[str, int] = {}
         self._lock = threading.Lock()
         self._names = [m.name for m in plan.models]
         #: Model plans completed while building (a forward-only schema change examined after the parents).
@@ -80,7 +84,7 @@ class Executor:
         by_name = {m.name: m for m in self.plan.models}
         progress.publish(progress.Started(0, self._total))
         try:
-            lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._step(by_name[name]),
+            lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._settled(by_name[name]),
                           self.concurrency)
             self._promote([self._replanned.get(m.name, m) for m in self.plan.models
                            if m.change != REMOVED and self._promotable(m)])
@@ -93,6 +97,22 @@ class Executor:
         """What each model waits for: the models it reads; removals wait for everything else."""
         kept = [m.name for m in self.plan.models if m.change != REMOVED]
         return {m.name: kept if m.change == REMOVED else parents(m.model, self._names) for m in self.plan.models}
+
+    def _settled(self, mp: ModelPlan) -> None:
+        """Run ``mp``'s step, then count as done the steps it will never report: batches not started after a
+        failure, or the one step of a model with nothing to do; progress so ends at its total."""
+        self._step(mp)
+        with self._lock:
+            left = self._steps[mp.name] - self._counted.get(mp.name, 0)
+            self._counted[mp.name] = self._steps[mp.name]
+            done = self._done()
+        if left > 0:
+            status = "skipped" if mp.name in self.failed else "up to date"
+            progress.publish(progress.Settled(done, self._total, mp.name, left, status))
+
+    def _done(self) -> int:
+        """Steps done so far; the caller holds ``_lock`` (other models' threads count theirs meanwhile)."""
+        return sum(self._counted.values())
 
     def _step(self, mp: ModelPlan) -> None:
         if mp.change == REMOVED:
@@ -140,7 +160,7 @@ class Executor:
                 writer.document(ctx, sample_interval(mp, self.plan.window))
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self._fail(mp)
-            self._result(mp, "create", None, "failed", time.monotonic() - started, first_line(e))
+            self._result(mp, "create", None, "failed", time.monotonic() - started, _failure(e))
             return
         if mp.rebuild and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
@@ -161,7 +181,7 @@ class Executor:
         added = schema_change.columns_to_add(mp.schema_change, mp.model.kind.on_additive_change)
         if added:
             tables.add_columns(self.spark, mp.table, added)
-        message = "; ".join(("warning: " if mp.warnings else "") + phrase for phrase in mp.schema_change.describe())
+        message = ("warning: " if mp.warnings else "") + clauses(mp.schema_change.describe())
         self._result(mp, "alter", None, "ok", time.monotonic() - started, message)
 
     def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
@@ -174,7 +194,9 @@ class Executor:
             self._fail(mp)
             self._result(mp, "skip", _reported(mp, batch)[1], "skipped", 0.0, self._halted_message())
             return False
-        progress.publish(progress.Started(len(self.results), self._total, mp.name, _reported(mp, batch)[1]))
+        with self._lock:
+            done = self._done()
+        progress.publish(progress.Started(done, self._total, mp.name, _reported(mp, batch)[1]))
         started = time.monotonic()
         try:
             if mp.built.intersection(IntervalSet([batch])):
@@ -189,10 +211,10 @@ class Executor:
                 self._record_intervals(mp, complete, "add")
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self._fail(mp)
-            self._result(mp, *_reported(mp, batch), "failed", time.monotonic() - started, first_line(e))
+            self._result(mp, *_reported(mp, batch), "failed", time.monotonic() - started, _failure(e))
             return False
         warnings = [mp.downgraded, *warnings] if mp.downgraded else warnings
-        self._result(mp, *_reported(mp, batch), "ok", time.monotonic() - started, "; ".join(warnings), rows=rows)
+        self._result(mp, *_reported(mp, batch), "ok", time.monotonic() - started, sentences(*warnings), rows=rows)
         return True
 
     def _audit(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> list[str]:
@@ -235,7 +257,7 @@ class Executor:
                 try:
                     promote.point_view(self.spark, mp)
                 except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
-                    self._result(mp, "promote", None, "failed", time.monotonic() - started, first_line(e))
+                    self._result(mp, "promote", None, "failed", time.monotonic() - started, _failure(e))
                     continue
                 if mp.change in (ADDED, CHANGED) and not any(r.model == mp.name for r in self.results):
                     self._result(mp, "promote", None, "ok", time.monotonic() - started)
@@ -285,11 +307,14 @@ class Executor:
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,
                 seconds: float, message: str = "", rows: int | None = None) -> None:
         count = mp.model.schedule.unit.count(interval.start, interval.end) if interval else 0
+        message = sentences(message)
         result = BatchResult(mp.name, mp.kind, action, interval, count, status, round(seconds, 3), message, rows)
         now = time.time()
         with self._lock:
             self.results.append(result)
-            event = progress.Event(len(self.results), max(self._total, len(self.results)), result)
+            if action != "alter" and mp.name in self._steps:  # an alter precedes the model's steps, not one of them
+                self._counted[mp.name] = min(self._steps[mp.name], self._counted.get(mp.name, 0) + 1)
+            event = progress.Event(self._done(), self._total, result)
             self._runs.append({
                 "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
                 "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
@@ -305,6 +330,12 @@ def _reported(mp: ModelPlan, batch: Interval) -> tuple[str, Interval | None]:
     if not mp.model.kind.has_intervals:
         return "refresh", None
     return ("full refresh" if mp.downgraded else "build"), batch
+
+
+def _failure(e: Exception) -> str:
+    """A failed step's message: the error's first line, said to be Spark's when it opens with Spark's error class."""
+    text = first_line(e)
+    return f"Spark error: {text}" if text.startswith("[") else text
 
 
 def _utc(seconds: float) -> datetime:

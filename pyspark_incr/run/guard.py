@@ -24,6 +24,7 @@ from sqlglot import exp
 from pyspark_incr.errors import LockTimeout
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.plan.planner import METADATA, REMOVED, ModelPlan, Plan
+from pyspark_incr.plan.sentences import sentence
 from pyspark_incr.project.dag import parents
 from pyspark_incr.run.executor import BatchResult, Executor
 from pyspark_incr.run.locks import Locks, env_key, owner_id, table_key
@@ -147,7 +148,7 @@ def _built_meanwhile(first: Plan, final: Plan, waited: dict[str, claims.Holder])
 def _rows(mp: ModelPlan, status: str, message: str) -> list[BatchResult]:
     batches: tuple[Interval | None, ...] = mp.batches if mp.model.kind.has_intervals and mp.batches else (None,)
     return [BatchResult(mp.name, mp.kind, "build" if b else "refresh", b,
-                        mp.model.schedule.unit.count(b.start, b.end) if b else 0, status, 0.0, message)
+                        mp.model.schedule.unit.count(b.start, b.end) if b else 0, status, 0.0, sentence(message))
             for b in batches]
 
 

@@ -26,21 +26,13 @@ from typing import Any
 
 from pyspark_incr.runtime import runtime
 from pyspark_incr.config import LOCK_LEASE, LOCK_TIMEOUT, setting
-from pyspark_incr.errors import ClaimLost, LockTimeout
+from pyspark_incr.errors import Claimed, ClaimLost, LockTimeout
 from pyspark_incr.stalls import frozen, stall
 from pyspark_incr.state import claims
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import table_location
 
 _POLL_SECONDS = 0.25
-
-
-class Claimed(LockTimeout):
-    """What this call writes is claimed by another call, which was still at work when the wait ran out."""
-
-    def __init__(self, message: str, holder: claims.Holder) -> None:
-        super().__init__(message)
-        self.holder = holder
 
 
 def table_key(table_name: str) -> str:

@@ -1,8 +1,11 @@
 """Progress of a long apply or run: an event when a call or a batch starts, and one per finished step.
 
-Every event is logged (logger ``pyspark_incr.run``; finished steps at INFO, starts
-at DEBUG) and handed to the listeners subscribed in this process: the CLI draws a
-progress bar from them.
+Every step the call's total counts ends in an event: a reported step (:class:`Event`), or,
+for steps that will never run, a :class:`Settled` (the batches after a failed one, a model
+with nothing to do), so the last event of a call that returns has ``done == total``.
+Every event is logged (logger ``pyspark_incr.run``; finished and skipped steps at INFO,
+starts and models with nothing to do at DEBUG) and handed to the listeners subscribed in
+this process: the CLI draws a progress bar from them.
 """
 
 from __future__ import annotations
@@ -48,6 +51,21 @@ class Started:
         return f"[{self.done}/{self.total}] {what} started"
 
 
+@dataclass(frozen=True)
+class Settled:
+    """``steps`` steps of ``model`` that will never run are counted done, bringing the call to ``done`` of
+    ``total``: ``status`` is ``skipped`` (after a failure) or ``up to date`` (nothing to do)."""
+
+    done: int
+    total: int
+    model: str
+    steps: int
+    status: str
+
+    def line(self) -> str:
+        return f"[{self.done}/{self.total}] {self.model} {self.status} ({self.steps} step{'s' * (self.steps != 1)})"
+
+
 def subscribe(listener: Callable[[Any], None]) -> Callable[[], None]:
     """Call ``listener`` for every event from now on; returns the function that unsubscribes it."""
     with _lock:
@@ -61,9 +79,10 @@ def subscribe(listener: Callable[[Any], None]) -> Callable[[], None]:
     return unsubscribe
 
 
-def publish(event: Event | Started) -> None:
+def publish(event: Event | Started | Settled) -> None:
     """Log ``event`` and tell every listener; a failing listener never fails the run."""
-    log.log(logging.DEBUG if isinstance(event, Started) else logging.INFO, event.line())
+    quiet = isinstance(event, Started) or (isinstance(event, Settled) and event.status != "skipped")
+    log.log(logging.DEBUG if quiet else logging.INFO, event.line())
     with _lock:
         listeners = list(_listeners)
     for listener in listeners:

@@ -29,6 +29,7 @@ from pyspark_incr.safety.check_shape import _distincts, _havings, _limits
 from pyspark_incr.safety.check_subqueries import _subqueries
 from pyspark_incr.safety.check_windows import _windows
 from pyspark_incr.safety.context import _Context
+from pyspark_incr.safety.durations import _MS
 from pyspark_incr.safety.located import _Source
 from pyspark_incr.safety.rules import RULE_OVERRIDE, RULES, WHY, Finding, Verdict
 from pyspark_incr.safety.tables import table_key
@@ -36,17 +37,24 @@ from pyspark_incr.safety.tables import table_key
 __all__ = ["OVERRIDES", "OVERRIDE_RULES", "RULES", "RULE_OVERRIDE", "WHY", "Finding", "Verdict", "classify",
            "finding_lines", "headline", "message"]
 
+#: The interval length assumed when none is given: a daily model (cron @daily).
+DAY_MS = _MS["day"]
+
+
 def classify(
     query: str,
     partition_columns: Iterable[str],
     timeseries_sources: Iterable[str] = (),
     overrides: Iterable[str] = (),
     dialect: str = "spark",
+    interval_ms: int = DAY_MS,
 ) -> Verdict:
     """Judge ``query`` for time-sliced runs of a model partitioned by ``partition_columns``.
 
     ``timeseries_sources`` are the sliced (``db.table``) sources; the others are lookup tables
     read in full. ``overrides`` are ``safety_overrides`` names (a mapping keeps its true keys).
+    ``interval_ms`` is the length of the model's interval (a day unless said): grouping by a day or
+    hour floor of a time column keeps each group within one interval only when its buckets fit in one.
 
     >>> v = classify("SELECT * FROM t LIMIT 10", ["ds"], overrides=["allow_limit"])
     >>> v.safe, v.admitted
@@ -58,6 +66,7 @@ def classify(
         source,
         frozenset(c.lower() for c in partition_columns),
         frozenset(table_key(s) for s in timeseries_sources),
+        interval_ms,
     )
     candidates = [*_windows(ctx), *_havings(ctx), *_limits(ctx), *_nondeterministic(ctx),
                   *_subqueries(ctx), *_distincts(ctx)]

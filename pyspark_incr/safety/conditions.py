@@ -8,6 +8,7 @@ from sqlglot.optimizer.scope import Scope
 from pyspark_incr.model.macros import PREFIX
 from pyspark_incr.safety.durations import _int_value, _interval_ms, _Underivable, _unit_ms
 from pyspark_incr.safety.evidence import _note, _Tie
+from pyspark_incr.safety.floors import floor_of
 from pyspark_incr.safety.lineage import _relation
 
 _UNTIED = "untied"  # a constant or a row-local value: it narrows a read, never locates it
@@ -162,12 +163,8 @@ def _comparisons(node: exp.Expression) -> list[tuple[exp.Expression, str, exp.Ex
     return [(left, sides[0], right), (right, sides[1], left)]
 
 
-#: Functions rounding a time down to a day or an hour, as Spark SQL parses them.
-_FLOOR_UNITS = {"DAY", "DD", "D", "HOUR", "HH"}
-
-
 def _floor_of(node: exp.Expression) -> tuple[exp.Expression, bool]:
-    """``(ts, True)`` for ``DATE(ts)``, ``TO_DATE(ts)``, ``CAST(ts AS DATE)`` or ``DATE_TRUNC('DAY'|'HOUR', ts)``.
+    """``(ts, True)`` for a day or hour floor of ``ts`` (:func:`floors.floor_of`), else ``(node, False)``.
 
     Compared with a run-window macro such a floor reads what the column itself would
     (``DATE(ts) BETWEEN @start_ds AND @end_ds`` keeps ts within the run's days): the macros
@@ -179,15 +176,8 @@ def _floor_of(node: exp.Expression) -> tuple[exp.Expression, bool]:
     ...  for s in ("DATE(ts)", "DATE_TRUNC('HOUR', ts)", "DATE_TRUNC('MONTH', ts)", "ts")]
     [True, True, False, False]
     """
-    if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.is_type(exp.DataType.Type.DATE):
-        return node.this, True
-    if isinstance(node, exp.TsOrDsToDate) and not node.args.get("format"):
-        return node.this, True
-    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
-        unit = node.args.get("unit")
-        if unit is not None and unit.name.upper() in _FLOOR_UNITS:
-            return node.this, True
-    return node, False
+    floored = floor_of(node)
+    return (floored[0], True) if floored else (node, False)
 
 
 def _peel(lhs: exp.Expression, rhs: exp.Expression) -> tuple[exp.Expression, exp.Expression]:

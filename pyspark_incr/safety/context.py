@@ -15,10 +15,12 @@ _MAIN_QUERY_PARENTS = (exp.From, exp.Join, exp.SetOperation, exp.CTE, exp.Subque
 
 class _Context:
     def __init__(self, source: _Source, partition_columns: frozenset[str],
-                 timeseries: frozenset[tuple[str, ...]]) -> None:
+                 timeseries: frozenset[tuple[str, ...]], interval_ms: int) -> None:
         self.source = source
         self.partition_columns = partition_columns
         self.timeseries = timeseries
+        #: Length of the model's interval: a floor of the time column coarser than it spans intervals.
+        self.interval_ms = interval_ms
         self.admitted: list[tuple[tuple[int, int], str]] = []
         self.expression_subqueries = [q for q in source.tree.find_all(exp.Query) if _is_expression_subquery(q)]
         inner = {id(n) for q in self.expression_subqueries for n in q.walk()}

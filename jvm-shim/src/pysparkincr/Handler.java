@@ -16,7 +16,9 @@ public interface Handler {
    * Runs one procedure. {@code session} is the caller's SparkSession so Python can run
    * re-entrant SQL in the same session (matters for Thrift/Connect servers with many sessions).
    *
-   * @return {@code {"rows":[[...],...]}} or {@code {"error":{"type":...,"message":...}}}
+   * @return {@code {"rows":[[...],...]}} or
+   *     {@code {"error":{"type":...,"condition":...,"sqlstate":...,"message":...,"trace":...}}}
+   *     ({@code trace} only for an internal bug or when traces were asked for)
    */
   String call(String procedure, String argsJson, Object session);
 }

@@ -52,9 +52,9 @@ public class IncrCatalog implements ProcedureCatalog {
     return IncrProcedure.of(spec);
   }
 
-  /** AnalysisException is checked in Java's eyes; loadProcedure may not declare it. */
+  /** AnalysisException (or a procedure's SQLException) is checked in Java's eyes; Spark's interfaces declare none. */
   @SuppressWarnings("unchecked")
-  private static <T extends Throwable> T unchecked(Throwable t) throws T {
+  static <T extends Throwable> T unchecked(Throwable t) throws T {
     throw (T) t;
   }
 

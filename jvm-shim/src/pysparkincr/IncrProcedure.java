@@ -48,6 +48,30 @@ final class IncrProcedure implements UnboundProcedure, BoundProcedure {
         });
   }
 
+  /**
+   * Scans whose reading raises {@code error}: Spark reads them outside this procedure, where a checked
+   * exception may pass (out of {@link #call} the 4.2 proxy would wrap it in an UndeclaredThrowableException).
+   */
+  private static Iterator<Scan> failing(Throwable error) {
+    return new Iterator<Scan>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public Scan next() {
+        throw IncrCatalog.<RuntimeException>unchecked(error);
+      }
+    };
+  }
+
+  /** Whether this thread runs a statement of the Thrift server (its errors reach JDBC clients). */
+  private static boolean servingJdbc() {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(
+        f -> f.getClassName().startsWith("org.apache.spark.sql.hive.thriftserver.SparkExecuteStatementOperation")));
+  }
+
   private static Class<?> simpleProcedureClass() {
     try {
       return Class.forName(
@@ -93,8 +117,12 @@ final class IncrProcedure implements UnboundProcedure, BoundProcedure {
     }
     JsonNode error = result.get("error");
     if (error != null && !error.isNull()) {
-      // Exactly the Python message: this is what spark-sql, JDBC and PySpark users read.
-      throw new IllegalArgumentException(error.path("message").asText());
+      // Exactly the Python message, with its error class: what spark-sql, JDBC and PySpark users read.
+      IncrException refusal = new IncrException(error.path("condition").asText("INCR_INTERNAL_ERROR"),
+          error.path("sqlstate").asText("XX000"), error.path("message").asText(),
+          error.hasNonNull("trace") ? error.get("trace").asText() : null);
+      if (servingJdbc()) return failing(new ThriftError(refusal));
+      throw refusal;
     }
     if (spec.output.isEmpty()) return Collections.emptyIterator();
     final StructType schema = spec.outputSchema;
