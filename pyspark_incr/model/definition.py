@@ -266,11 +266,14 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
     if not text:
         raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
     hidden = macros.hide_macros(text)
+    # A macro function (@EACH(...)) is refused by name and place whether or not its query parses.
+    refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros)
     try:
         parsed = sqlglot.parse(hidden, read=dialect)
     except SQLGLOT_ERRORS as e:
-        refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros)
         raise refusal or ModelSyntaxError(query_parse_error(e, where, text, hidden, block.query_line)) from None
+    if refusal is not None:
+        raise refusal
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     queries = [s for s in statements if not macros.is_definition(s)]
     if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:
