@@ -43,7 +43,8 @@ def test_the_wheel_carries_a_java_17_jar_and_no_java_sources(wheel):
     assert majors == {61}  # Java 17 bytecode: runs on every Java Spark 4 supports
 
 
-def test_the_installed_wheel_runs_the_quickstart_in_spark_sql_without_a_compiler(install_of, tmp_path):
+def test_the_installed_wheel_runs_the_quickstart_in_spark_sql_without_a_compiler_and_refuses_with_a_class(
+        install_of, tmp_path):
     install = install_of(None)
     anywhere = tmp_path / "anywhere"
     anywhere.mkdir()
@@ -54,10 +55,17 @@ def test_the_installed_wheel_runs_the_quickstart_in_spark_sql_without_a_compiler
     jar = install.run(["pyspark-incr", "jar-path"], cwd=anywhere).stdout.strip()
     assert jar == str(install.venv / "lib" / "python3.11" / "site-packages" / "pyspark_incr" / "_jvm"
                       / "pyspark-incr-shim.jar")
-    done = install.run(["pyspark-incr", "--home", str(tmp_path / "home"), "spark-sql", "-f", "sql/quickstart.sql"],
+    # The script ends in a refusal: its error class must reach spark-sql on this pyspark too.
+    script = anywhere / "qs" / "sql" / "quickstart_then_a_mistake.sql"
+    script.write_text((anywhere / "qs" / "sql" / "quickstart.sql").read_text()
+                      + "\nCALL incr.run(select => 'nope.nothing');\n")
+    done = install.run(["pyspark-incr", "--home", str(tmp_path / "home"), "spark-sql", "-f", str(script)],
                        cwd=anywhere / "qs")
 
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 1, done.stderr[-4000:]
+    [refusal] = [line for line in done.stderr.splitlines() if "nope.nothing" in line]
+    assert refusal.startswith("[INCR_UNKNOWN_MODEL] No model matches 'nope.nothing'") and refusal.endswith(
+        "SQLSTATE: 42P01"), done.stderr[-4000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("quickstart.")]
     for expected in [*APPLY_ROWS, NEXT_DAY_ROW]:
         assert any(line.startswith(expected) for line in lines), (expected, done.stdout)
