@@ -6,16 +6,18 @@ this venv's python, from the repository root as the page tells a reader, with
 stays untouched. The ```sql blocks run in ``tests/test_docs_site.py``, in the
 test session, which checks their result tables. A block that is not meant to run
 carries ``<!-- not run: why -->`` right before it; any other block in a language
-with no runner is refused.
+with no runner is refused, unless it is data (``services.docblocks.DATA``).
 
-Every other page's blocks are checked cheaply: Python compiles, SQL parses
-(Spark dialect; model and audit definitions with the model parser), shell passes
-``bash -n``.
+Every other page's unmarked shell and Python blocks are run the same way by
+``bench/docs_run.py`` (a JVM per command: too slow for CI); here every page is
+held to the same rule, and its blocks are checked cheaply: Python compiles, SQL
+parses (Spark dialect; model and audit definitions with the model parser), shell
+passes ``bash -n``. The extractor lives in ``tests/services/docblocks.py``.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
 import subprocess
 import sys
@@ -28,79 +30,8 @@ import pytest
 import sqlglot
 
 from pyspark_incr.sqltext import split_statements
-
-REPO = Path(__file__).resolve().parents[1]
-QUICKSTART = REPO / "docs" / "quickstart.md"
-PAGES = sorted(REPO.glob("docs/*.md")) + [REPO / "README.md"]
-
-_FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)\s*$")
-_NOT_RUN = re.compile(r"^\s*<!--\s*not run:\s*(?P<why>.+?)\s*-->\s*$")
-
-
-@dataclass(frozen=True)
-class CodeBlock:
-    """One fenced block of a page: its language, its text (dedented to its fence) and why it is not run, if marked."""
-
-    page: str
-    line: int
-    lang: str
-    source: str
-    not_run: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.page}:{self.line}"
-
-
-def code_blocks(markdown: str, page: str) -> list[CodeBlock]:
-    """The page's fenced blocks in order, each with the reason of a ``<!-- not run: ... -->`` line right before it.
-
-    Blank lines may stand between the comment and the fence; fences indented in a
-    list are read as the list's reader sees them, without the indentation.
-    """
-    lines = markdown.splitlines()
-    blocks: list[CodeBlock] = []
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        indent = opening["indent"]
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == f"{indent}```"), None)
-        assert end is not None, f"{page}:{i + 1}: the block opened here is never closed"
-        source = "\n".join(line[len(indent):] for line in lines[i + 1:end])
-        blocks.append(CodeBlock(page, i + 1, opening["lang"], source, _marker_before(lines, i)))
-        i = end + 1
-    return blocks
-
-
-def _marker_before(lines: list[str], fence: int) -> str | None:
-    above = fence - 1
-    while above >= 0 and not lines[above].strip():
-        above -= 1
-    marker = _NOT_RUN.match(lines[above]) if above >= 0 else None
-    return marker["why"] if marker else None
-
-
-#: How a reader runs each language: a fresh process per block.
-RUNNERS: dict[str, Callable[[str], list[str]]] = {
-    "bash": lambda source: ["bash", "-euo", "pipefail", "-c", source],
-    "python": lambda source: [sys.executable, "-c", source],
-}
-
-
-def to_run(blocks: list[CodeBlock],
-           run_elsewhere: frozenset[str] = frozenset()) -> tuple[list[CodeBlock], list[CodeBlock]]:
-    """The blocks to run in page order, and the refused ones: unmarked, with no runner and not run elsewhere."""
-    runnable = [b for b in blocks if b.not_run is None and b.lang in RUNNERS]
-    refused = [b for b in blocks if b.not_run is None and b.lang not in RUNNERS and b.lang not in run_elsewhere]
-    return runnable, refused
-
-
-def page_blocks(page: Path) -> list[CodeBlock]:
-    """``code_blocks`` of a file, named by its path in the repository."""
-    return code_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(REPO)))
+from services.docblocks import (
+    DATA, PAGES, QUICKSTART, REPO, RUNNERS, CodeBlock, code_blocks, fresh_env, marker_problems, page_blocks, to_run)
 
 
 # --- what the quickstart's blocks print --------------------------------------------------------
@@ -211,12 +142,6 @@ class Ran:
     seconds: float
 
 
-def _fresh_env(home: Path) -> dict[str, str]:
-    # A reader's shell knows nothing of this test process's own Spark driver.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("_PYSPARK", "PYSPARK_GATEWAY"))}
-    return {**env, "PYSPARK_INCR_HOME": str(home)}
-
-
 @pytest.fixture(scope="module")
 def quickstart_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("quickstart_home")
@@ -245,7 +170,7 @@ def quickstart_runs(quickstart_home) -> PageRun:
             runs[block.where] = Ran(None, 0.0)
             continue
         started = time.monotonic()
-        proc = subprocess.run(RUNNERS[block.lang](block.source), cwd=REPO, env=_fresh_env(quickstart_home),
+        proc = subprocess.run(RUNNERS[block.lang](block.source), cwd=REPO, env=fresh_env(quickstart_home),
                               capture_output=True, text=True, timeout=900)
         runs[block.where] = Ran(proc, time.monotonic() - started)
         failed = proc.returncode != 0
@@ -278,17 +203,35 @@ def test_the_quickstart_blocks_write_into_pyspark_incr_home(quickstart_runs, qui
 def test_a_marked_block_is_not_run_and_an_unmarked_one_without_a_runner_is_refused():
     page = "\n".join([
         "<!-- not run: needs your own project -->", "", "```bash", "pyspark-incr apply --project /yours", "```",
-        "```text", "output", "```",
+        "```sh", "pyspark-incr demo", "```",
         "- a list:", "", "  ```python", "  print(1)", "  ```",
         "```sql", "SELECT 1", "```",
+        "```text", "output", "```",
+        "```", "a bare fence", "```",
     ])
     blocks = code_blocks(page, "p.md")
     runnable, refused = to_run(blocks, run_elsewhere=frozenset({"sql"}))
 
     assert [(b.lang, b.not_run) for b in blocks] == [
-        ("bash", "needs your own project"), ("text", None), ("python", None), ("sql", None)]
+        ("bash", "needs your own project"), ("sh", None), ("python", None), ("sql", None), ("text", None), ("", None)]
     assert [(b.where, b.source) for b in runnable] == [("p.md:11", "print(1)")]
-    assert [b.where for b in refused] == ["p.md:6"]
+    assert [b.where for b in refused] == ["p.md:6", "p.md:20"], "sh and a bare fence are refused, text is data"
+
+
+def test_a_marker_without_a_reason_misspelt_or_away_from_its_block_is_a_problem():
+    page = "\n".join([
+        "<!-- not run: -->", "```bash", "ls", "```",
+        "<!-- not-run: typo -->", "```bash", "ls", "```",
+        "<!-- not run: a paragraph follows -->", "", "Some prose.", "```bash", "ls", "```",
+        "<!-- not run: fine -->", "", "```bash", "ls", "```",
+    ])
+
+    assert marker_problems(page, "p.md") == [
+        "p.md:1: write the marker alone on its line as <!-- not run: <reason> -->",
+        "p.md:5: write the marker alone on its line as <!-- not run: <reason> -->",
+        "p.md:9: a not-run marker must stand right before the block it is about",
+    ]
+    assert [b.not_run for b in code_blocks(page, "p.md")] == [None, None, None, "fine"]
 
 
 def test_an_unclosed_block_is_reported_with_its_line():
@@ -297,6 +240,59 @@ def test_an_unclosed_block_is_reported_with_its_line():
 
 
 # --- every page, cheaply -----------------------------------------------------------------------
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_docs_run", REPO / "bench" / "docs_run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_docs_run"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_block_of_every_page_runs_is_data_or_says_why_not(page):
+    markdown = page.read_text(encoding="utf-8")
+    _, refused = to_run(page_blocks(page), run_elsewhere=frozenset({"sql"}))
+
+    assert marker_problems(markdown, str(page.relative_to(REPO))) == []
+    assert [f"{b.where} ```{b.lang}" for b in refused] == [], (
+        "make these ```bash/```python (run), ```sql (parsed), data (" + ", ".join(sorted(DATA)) + ")"
+        " or mark them <!-- not run: why -->")
+
+
+def test_the_bench_runs_every_unmarked_shell_and_python_block_of_every_page_but_the_quickstart():
+    planned = _bench().planned(PAGES)
+    runnable = {page: to_run(page_blocks(page))[0] for page in PAGES if page != QUICKSTART}
+
+    assert [(page, [b.where for b in blocks]) for page, blocks in planned] == [
+        (page, [b.where for b in blocks]) for page, blocks in runnable.items() if blocks]
+
+
+def test_the_bench_fails_a_block_on_its_exit_status_or_timeout_and_skips_the_rest_of_its_page(capsys):
+    bench = _bench()
+    blocks = code_blocks("\n".join([
+        "```bash", "echo about to fail; exit 3", "```",
+        "```python", "print('never run')", "```",
+    ]), "p.md")
+    slow = code_blocks("```bash\nsleep 30 & wait\n```", "q.md")
+
+    outcomes = bench.run_page(REPO / "p.md", blocks, timeout=60)
+    timed_out = bench.run_page(REPO / "q.md", slow, timeout=1)
+
+    assert [(o.where, o.passed) for o in outcomes] == [("p.md:1", False), ("p.md:4", False)]
+    assert outcomes[0].note.startswith("exit status 3\n") and "about to fail" in outcomes[0].note
+    assert outcomes[1].note == "skipped: an earlier block of the page failed"
+    assert not timed_out[0].passed and timed_out[0].note.startswith("timed out after 1 s")
+    assert timed_out[0].seconds < 20, "the block's children are killed with it"
+    assert "p.md:1" in capsys.readouterr().out
+
+
+def test_a_reason_that_names_a_file_of_the_repository_names_one_that_exists():
+    named = [(b.where, path) for page in PAGES for b in page_blocks(page) if b.not_run
+             for path in re.findall(r"\b(?:tests|bench|scripts|examples|sql|docs)/[\w./-]+\w", b.not_run)]
+
+    assert [(where, path) for where, path in named if not (REPO / path).exists()] == []
+
 
 def _blocks_of(lang: str) -> list[CodeBlock]:
     # a sketch that is not real SQL (or Python) is fenced as ```text on its page
@@ -335,3 +331,19 @@ def test_every_sql_block_of_the_docs_parses(block):
     else:
         for statement in filter(_code, split_statements(block.source)):
             sqlglot.parse_one(statement, read="spark")
+
+
+@pytest.mark.slow
+def test_the_cli_pages_project_skeleton_block_runs_as_pasted_in_a_fresh_shell(tmp_path):
+    """One block of another page in every CI run (all of them: ``bench/docs_run.py``, figure in docs/index.md)."""
+    [block] = [b for b in to_run(page_blocks(REPO / "docs" / "cli.md"))[0] if "pyspark-incr init my_project" in b.source]
+    done = subprocess.run(RUNNERS[block.lang](block.source), cwd=tmp_path, env=fresh_env(tmp_path / "home", REPO / ".venv"),
+                          capture_output=True, text=True, timeout=900)
+
+    assert done.returncode == 0, f"{block.where}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert f"{tmp_path / 'my_project'}: valid:" in done.stdout or "my_project: valid:" in done.stdout, done.stdout
+    # model, kind, action, start, end, intervals, rows, status, ...
+    built = {row[0]: row for row in rich_rows(done.stdout) if row[0].startswith("incr_example.")}
+    assert {name: row[7] for name, row in built.items()} == {
+        "incr_example.seed_orders": "ok", "incr_example.daily_revenue": "ok", "incr_example.customer_totals": "ok"}
+    assert built["incr_example.daily_revenue"][2:6] == ("build", "2024-01-01 00:00:00", "2024-01-08 00:00:00", "7")
