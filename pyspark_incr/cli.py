@@ -110,6 +110,9 @@ def _procedure_verbs(sub: Any) -> None:
                            description=spec.description.replace("%", "%%"))
         add_params(p, spec, STATUS_PARAMS if verb == "status" else None)
         p.set_defaults(handler=_status if verb == "status" else _procedure, procedure=name)
+    # ``pyspark-incr test [DIR]`` as ``sqlmesh test`` is typed; --project still works (suppressed: absent, it sets nothing)
+    sub.choices["test"].add_argument("project", nargs="?", default=argparse.SUPPRESS, metavar="DIR",
+                                     help="the project directory (default: the current directory)")
     status = sub.choices["status"]
     status.add_argument("--png", type=Path, default=None, help="also draw the coverage into this PNG file "
                                                                "(needs pip install 'pyspark-incr[plot]')")
@@ -258,7 +261,7 @@ def _show(title: str, df: Any) -> int:
         table.caption = "(no rows: nothing to do)"
     Console(width=200).print(table)
     statuses = {getattr(r, "status", None) for r in rows} if "status" in df.columns else set()
-    return 1 if "failed" in statuses else 0
+    return 1 if statuses & {"failed", "error"} else 0  # error: a unit test that could not run
 
 
 def _spark_sql(args: argparse.Namespace, extra: list[str]) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 VERBS = {
     "plan": "plan", "apply": "apply", "run": "run", "status": "status", "render": "render", "history": "history",
     "audit": "audit", "restate": "restate", "janitor": "janitor", "environments": "environments",
+    "test": "test",
 }
 #: The verbs that build: a progress bar follows the executor while they run.
 BUILDING = frozenset({"plan", "apply", "run", "restate"})

@@ -319,13 +319,14 @@ def _code(statement: str) -> str:
 def test_every_sql_block_of_the_docs_parses(block):
     from pyspark_incr.model.audit_defs import parse_audits
     from pyspark_incr.model.block import parse_block
-    from pyspark_incr.model.definition import parse_model
+    from pyspark_incr.model.definition import parse_models
 
     head = _code(block.source).upper()
     if head.startswith("MODEL"):
-        # a MODEL block alone is a fragment showing properties; with its query it is a whole model
+        # a MODEL block alone is a fragment showing properties; with its query it is a whole model (or, with
+        # blueprints, several)
         if parse_block(block.source, block.where).query_text:
-            parse_model(block.source, block.where)
+            assert parse_models(block.source, block.where)
     elif head.startswith("AUDIT"):
         parse_audits(block.source, block.where)
     else:

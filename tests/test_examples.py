@@ -323,3 +323,10 @@ def test_port_duckdb_functions_lists_and_structs_are_transpiled_to_spark(spark, 
     ], columns)
 
     _equal(spark.table("sqlmesh_example.item_activity"), expected)
+
+
+def test_port_unit_test_from_its_tests_folder_passes_unedited(spark):
+    rows = call(spark, "test", project=str(PORT))
+
+    assert [(r.test, r.model, r.status) for r in rows] == [
+        ("test_example_full_model", "sqlmesh_example.full_model", "passed")]

@@ -191,7 +191,8 @@ def _kind_slots() -> list[tuple[str, str]]:
                 others = [REQUIRED[p.name] for p in cls.props if p.required and p.name != prop.name]
                 inner = ", ".join([*others, f"{key} {{v}}"])
                 query = f"; {QUERY}" if cls.needs_query else ""
-                slots.append((f"{name}.{key}", f"MODEL (name a.b, kind {name} ({inner})){query}"))
+                needed = ", partitioned_by ds" if getattr(cls, "needs_partitioned_by", False) else ""
+                slots.append((f"{name}.{key}", f"MODEL (name a.b, kind {name} ({inner}){needed}){query}"))
     return slots
 
 
@@ -217,6 +218,9 @@ VALID = {
     "valid_from_name": "vf", "valid_to_name": "vt", "invalidate_hard_deletes": "false", "time_data_type": "DATE",
     "updated_at_name": "u", "updated_at_as_valid_from": "true", "execution_time_as_valid_from": "true",
     "cursor_column": "ts", "initial_value": "0", "safety_overrides": "(allow_limit = true)",
+    "signals": "(ready := 'SELECT TRUE')",  # signals
+    "session_properties": "(spark.sql.shuffle.partitions = 4)", "virtual_properties": "(team = 'core')",
+    "auto_restatement_cron": "'@weekly'", "auto_restatement_intervals": "7",
 }
 
 

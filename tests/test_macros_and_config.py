@@ -91,6 +91,12 @@ def test_sqlmesh_only_config_sections_are_ignored_and_unknown_keys_get_a_suggest
         load_config(tmp_path)
 
 
+def test_before_all_statements_are_refused_not_skipped(tmp_path: Path):
+    _write(tmp_path, "config.yaml", "before_all:\n  - CREATE TABLE IF NOT EXISTS a.b (x INT)\n")
+    with pytest.raises(ModelDefinitionError, match="before_all is not supported yet; run those statements in the job"):
+        load_config(tmp_path)
+
+
 def test_a_disabled_model_is_not_loaded(tmp_path: Path):
     _write(tmp_path, "models/a.sql", "MODEL (name s.a, kind FULL, enabled false); SELECT 1 AS x")
     assert load(tmp_path).models == ()

@@ -181,6 +181,7 @@ def test_every_kind_of_the_spec_is_registered_under_its_own_name():
     assert set(KINDS) == {
         "FULL", "VIEW", "EMBEDDED", "SEED", "EXTERNAL", "INCREMENTAL_UNMANAGED", "INCREMENTAL_BY_TIME_RANGE",
         "INCREMENTAL_BY_UNIQUE_KEY", "SCD_TYPE_2", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "INCREMENTAL_BY_CURSOR",
+        "INCREMENTAL_BY_PARTITION",
     }
     assert all(cls.name == name for name, cls in KINDS.items())
     assert ViewKind.has_intervals is False and FullKind.has_intervals and IncrementalByTimeRangeKind.has_intervals

@@ -53,7 +53,8 @@ def test_files_that_are_not_sql_and_files_outside_models_are_ignored(tmp_path: P
     assert names(load_project(tmp_path)) == ["s.a"]
 
 
-def test_a_sqlmesh_python_model_is_refused_naming_its_file_while_python_macros_and_tests_are_ignored(tmp_path: Path):
+def test_a_sqlmesh_python_model_loads_next_to_sql_models_while_init_files_macros_and_tests_are_ignored(
+        tmp_path: Path):
     write(tmp_path, "models/a.sql", model("s.a"))
     write(tmp_path, "models/__init__.py", "")
     write(tmp_path, "macros/__init__.py", "from sqlmesh import macro")
@@ -61,8 +62,7 @@ def test_a_sqlmesh_python_model_is_refused_naming_its_file_while_python_macros_a
     assert names(load_project(tmp_path)) == ["s.a"]
 
     write(tmp_path, "models/marts/b.py", "from sqlmesh import model\n@model('s.b', columns={'x': 'int'})\ndef execute(c): ...")
-    with pytest.raises(ModelDefinitionError, match=r"models/marts/b\.py: Python models are not supported .*rewrite it"):
-        load_project(tmp_path)
+    assert names(load_project(tmp_path)) == ["s.a", "s.b"]
 
 
 def test_an_empty_models_directory_gives_no_models(tmp_path: Path):

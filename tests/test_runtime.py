@@ -18,6 +18,8 @@ PROCESS_WIDE = {
     "pyspark_incr/state/compact.py": {"_FOLDS"},
     "pyspark_incr/run/progress.py": {"_listeners"},
     "pyspark_incr/bridge/jar.py": {"_built"},
+    "pyspark_incr/model/macro_functions.py": {"BUILTINS"},
+    "pyspark_incr/model/pyfiles.py": {"_extra"},
 }
 _MUTABLE_CALLS = {"dict", "set", "list", "defaultdict", "OrderedDict", "WeakValueDictionary", "WeakKeyDictionary"}
 

@@ -85,10 +85,10 @@ def test_cron_tz_shifts_when_intervals_are_due_never_their_utc_boundaries():
     assert ny.floor(to_ms("2024-01-05 03:00:00")) == utc.floor(to_ms("2024-01-05 03:00:00")) == to_ms("2024-01-05")
 
 
-def test_allow_partials_ends_the_expected_range_now_instead_of_at_the_last_complete_interval():
-    s = Schedule.parse("@daily")
-    assert s.expected(to_ms("2024-01-01"), None, to_ms("2024-01-03 10:00:00")) == Interval(to_ms("2024-01-01"), to_ms("2024-01-03"))
-    assert s.expected(to_ms("2024-01-01"), None, to_ms("2024-01-03 10:00:00"), allow_partials=True) == Interval(
+def test_allow_partials_ends_the_expected_range_at_the_cron_tick_instead_of_at_the_last_complete_interval():
+    s = Schedule.parse("@hourly", "day", allow_partials=True)
+    assert s.expected(to_ms("2024-01-01"), None, to_ms("2024-01-03 10:30:00")) == Interval(to_ms("2024-01-01"), to_ms("2024-01-03"))
+    assert s.expected(to_ms("2024-01-01"), None, to_ms("2024-01-03 10:30:00"), allow_partials=True) == Interval(
         to_ms("2024-01-01"), to_ms("2024-01-03 10:00:00"))
 
 

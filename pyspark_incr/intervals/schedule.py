@@ -2,6 +2,8 @@
 
 An interval is due once it is complete *and* the cron has ticked since it
 ended: a daily model with cron ``0 12 * * *`` builds yesterday at noon today.
+With ``allow_partials`` a run also builds the incomplete interval, up to the
+cron's last tick (never past it: SQLMesh's rule).
 """
 
 from __future__ import annotations
@@ -50,9 +52,13 @@ class Schedule:
     @classmethod
     def parse(
         cls, cron: str, interval_unit: str | None = None, *, where: str = "model", tz: str | None = None,
-        week_start: int = 0,
+        week_start: int = 0, allow_partials: bool = False,
     ) -> "Schedule":
-        """Validate ``cron`` and settle the unit (explicit, else inferred from the cron as SQLMesh does)."""
+        """Validate ``cron`` and settle the unit (explicit, else inferred from the cron as SQLMesh does).
+
+        A cron more frequent than the unit is refused unless ``allow_partials`` (SQLMesh's rule): then each
+        tick builds the running interval so far (``cron '@hourly', interval_unit 'day'``).
+        """
         cron = (cron or "").strip()
         if not croniter.is_valid(cron):
             raise ModelDefinitionError(
@@ -80,10 +86,11 @@ class Schedule:
                 raise ModelDefinitionError(
                     f"{where}: interval_unit {interval_unit!r} is unknown; use one of {names}"
                 ) from None
-            if unit.approx_ms > gap:
+            if unit.approx_ms > gap and not allow_partials:
                 raise ModelDefinitionError(
                     f"{where}: cron {cron!r} runs more often than interval_unit {unit.value!r}, so most runs "
-                    "would find no complete interval; use a cron no more frequent than the unit"
+                    "would find no complete interval; use a cron no more frequent than the unit, or set "
+                    "allow_partials true to build the running interval so far on each tick"
                 )
         return cls(cron, unit, tz, week_start)
 
@@ -106,11 +113,20 @@ class Schedule:
         return _last_tick(self.cron, self.tz, ms)
 
     def due_end(self, execution_ms: int, *, ignore_cron: bool = False, allow_partials: bool = False) -> int:
-        """Exclusive end of the intervals that may run at ``execution_ms``."""
-        if allow_partials:
-            return execution_ms
+        """Exclusive end of the intervals that may run at ``execution_ms``.
+
+        As SQLMesh: the cron's last tick bounds every run (``ignore_cron``: the execution time itself);
+        ``allow_partials`` only keeps the incomplete interval up to that bound instead of rounding down.
+
+        >>> from pyspark_incr.intervals.times import format_ms, to_ms
+        >>> s = Schedule.parse("0 6 * * *")
+        >>> format_ms(s.due_end(to_ms("2024-01-05 10:00:00"), allow_partials=True))
+        '2024-01-05 06:00:00'
+        >>> format_ms(s.due_end(to_ms("2024-01-05 05:00:00"), allow_partials=True))
+        '2024-01-04 06:00:00'
+        """
         moment = execution_ms if ignore_cron else self.last_tick(execution_ms)
-        return self.floor(moment)
+        return moment if allow_partials else self.floor(moment)
 
     def latest_due(self, execution_ms: int, *, ignore_cron: bool = False) -> Interval:
         """The last interval due at ``execution_ms``."""

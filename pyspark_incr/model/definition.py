@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -31,6 +32,10 @@ from pyspark_incr.model.block import KindSpec, Property, parse_block
 from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
 from pyspark_incr.model.overrides import OVERRIDES
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
+from pyspark_incr.model import blueprints, extras, macro_parse, macro_python, python_model
+from pyspark_incr.model import signals as model_signals
+from pyspark_incr.model import statements as model_statements
+from pyspark_incr.model.macro_eval import MacroEvaluator
 from pyspark_incr.model.values import (
     as_bool, as_calls, as_choice, as_column_types, as_dialect, as_expressions, as_literal_mapping, as_model_names,
     _items, _pairs, _value, _word, as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
@@ -109,6 +114,18 @@ class Model:
     custom_audits: tuple[AuditDef, ...] = ()
     #: Incremental safety rules the owner vouches for (``allow_window_functions``, ...): see ``pyspark_incr.safety``.
     safety_overrides: tuple[str, ...] = ()
+    #: signals: what must say an interval is ready before it is built (:mod:`pyspark_incr.model.signals`).
+    signals: tuple[model_signals.Signal, ...] = ()
+    # What SQLMesh models carry around their query (pyspark_incr.model.extras):
+    #: Spark SQL settings in force while the model's batches run (``spark.conf`` keys and values).
+    session_properties: tuple[tuple[str, str], ...] = ()
+    #: TBLPROPERTIES (and ``comment``) of the environment's view of the model.
+    virtual_properties: tuple[tuple[str, str], ...] = ()
+    #: ``(statement, where it stands)`` run after the environment's view is created or updated.
+    on_virtual_update: tuple[tuple[str, str], ...] = ()
+    #: Statements run before each batch's query and after its write (:mod:`pyspark_incr.model.statements`).
+    pre_statements: tuple[model_statements.Statement, ...] = ()
+    post_statements: tuple[model_statements.Statement, ...] = ()
     #: Tables the query reads (after CTE resolution), lowercased ``schema.table``.
     depends_on: tuple[str, ...] = ()
     #: Hash of data the model loads from outside its definition (a SEED's CSV); part of the data fingerprint.
@@ -168,6 +185,9 @@ MODEL_PROPS: tuple[Prop, ...] = (
     Prop("references", as_model_names, METADATA),
     Prop("audits", as_calls, METADATA, aliases=("assertions",)),
     Prop("safety_overrides", as_safety_overrides, METADATA),
+    Prop("signals", model_signals.as_signals, METADATA),
+    Prop("session_properties", extras.as_settings, METADATA),
+    Prop("virtual_properties", extras.as_view_properties, METADATA),
 )
 
 
@@ -177,16 +197,22 @@ def parse_model(
     defaults: dict[str, Any] | None = None,
     variables: dict[str, Any] | None = None,
     audits: Iterable[AuditDef] = (),
+    signals: dict[str, model_signals.SignalSource] | None = None,
+    python_macros: macro_python.ProjectMacros | None = None,
+    blueprint: dict[str, str] | None = None,
 ) -> Model:
     """Parse and validate one definition; errors name the source, the line and the fix.
 
     ``defaults`` (record field -> value) fill properties the block does not give;
     ``variables`` are the project's ``@name`` variables; ``audits`` the project's
-    custom audits, of which the model keeps those it calls.
+    custom audits, of which the model keeps those it calls; ``signals`` the project's Python signals;
+    ``python_macros`` the project's Python macros (``macros/*.py``); ``blueprint`` the variables of one
+    entry of its ``blueprints`` (see :func:`parse_models`).
     """
     where = source if source != "registry" else "model definition"
     block = parse_block(text, where)
     props = dict(block.properties)
+    scope = blueprints.scope(props, blueprint, variables or {}, text, where)  # the query's variables
     name_at = props["name"].at if isinstance(props.get("name"), Property) else ""
     name = _name(props, where)
     where = f"model {name}" + (f" ({source})" if source != "registry" else "")
@@ -194,21 +220,42 @@ def parse_model(
     values = {**(defaults or {}), **read_properties(props, MODEL_PROPS, where, "MODEL")}
     dialect = values.pop("dialect", "spark")
     kind = kind_from_spec(kind_spec, where, dialect) if isinstance(kind_spec, KindSpec) else ViewKind()
-    query, depends_on = _query(block, kind, dialect, variables or {}, where)
+    # INCREMENTAL_BY_PARTITION: the partitions are what a run overwrites, so they must be named
+    if getattr(kind, "needs_partitioned_by", False) and not values.get("partitioned_by"):
+        raise ModelDefinitionError(f"{where}: {kind_spec.at}: kind {kind.name} needs partitioned_by, the columns "
+                                   "whose partitions a run overwrites, e.g. partitioned_by (region)")
+    # ON_VIRTUAL_UPDATE_BEGIN; ...; ON_VIRTUAL_UPDATE_END; follows the query
+    query_text, section, section_line = extras.split_virtual_update(block.query_text, block.query_line, where)
+    if section_line:
+        block = dataclasses.replace(block, query_text=query_text)
+        values["on_virtual_update"] = extras.virtual_update_statements(section, section_line, variables or {}, where)
+    query, depends_on, used_macros, around = _query(block, kind, dialect, scope, where, python_macros)
+    values.update(around)  # pre/post-statements: only when the model has some
     start, end = values.get("start_ms"), values.get("end_ms")
     if start is not None and end is not None and end <= start:
         raise ModelDefinitionError(f"{where}: end is before start; a model must end after it starts")
     schedule = Schedule.parse(values.pop("cron", "@daily"), values.pop("interval_unit", None), where=where,
-                              tz=values.get("cron_tz"), week_start=values.pop("week_start", 0))
+                              tz=values.get("cron_tz"), week_start=values.pop("week_start", 0),
+                              allow_partials=bool(values.get("allow_partials")))
     grains = values.pop("grain", ()) + values.pop("grains", ())
     custom = _called(values.get("audits", ()), audits)
+    # signals: a Python signal's code travels in the context, only for models calling one
+    values["signals"] = model_signals.resolve(values.get("signals", ()), signals or {}, props.get("signals"), where)
+    called = model_signals.context_of(values["signals"])
     context = {"defaults": defaults or {}, "variables": variables or {}}
+    if called:
+        context["signals"] = called
+    if used_macros:  # Python macros: only then, so other models' context stays as it was
+        context["macros"] = [list(f) for f in used_macros]
     if custom:  # only then: the context of every model without custom audits stays as it was
         context["audits"] = audits_to_json(custom)
+    if blueprint is not None:  # only then: it picks this model out of the definition's blueprints
+        context[blueprints.KEY] = dict(blueprint)
     return Model(
         name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
         depends_on=depends_on, definition=text, source=source, custom_audits=custom,
-        context=json.dumps(context, sort_keys=True, default=str) if defaults or variables or custom else "",
+        context=json.dumps(context, sort_keys=True, default=str)
+        if defaults or variables or custom or called or used_macros or blueprint is not None else "",
         located=f"{source}: {name_at}", **values,
     )
 
@@ -229,8 +276,36 @@ def reparse(definition: str, source: str, context: str) -> Model:
     ``incr.run`` re-reads every model of the environment.
     """
     extra = json.loads(context) if context else {}
+    if python_model.MARK in extra:  # Python models: the stored file source runs again
+        return python_model.reparse(definition, source, extra, parse_model, audits_from_json(extra.get("audits", [])),
+                                    model_signals.from_context(extra.get("signals")))
+    stored_macros = macro_python.from_sources(tuple(tuple(f) for f in extra["macros"])) if "macros" in extra else None
     return parse_model(definition, source, extra.get("defaults"), extra.get("variables"),
-                       audits_from_json(extra.get("audits", [])))
+                       audits_from_json(extra.get("audits", [])), model_signals.from_context(extra.get("signals")),
+                       python_macros=stored_macros, blueprint=extra.get(blueprints.KEY))
+
+
+def parse_models(text: str, source: str = "registry", defaults: dict[str, Any] | None = None,
+                 variables: dict[str, Any] | None = None, audits: Iterable[AuditDef] = (),
+                 signals: dict[str, model_signals.SignalSource] | None = None,
+                 python_macros: macro_python.ProjectMacros | None = None) -> list[Model]:
+    """The models one SQL definition makes: one per entry of its ``blueprints`` (:mod:`.blueprints`), else
+    the one :func:`parse_model` reads."""
+    python = python_macros.functions if python_macros else None
+    dialect = str((defaults or {}).get("dialect") or "spark")
+    entries = blueprints.entries(text, source, variables, python, dialect)
+    if entries is None:
+        return [parse_model(text, source, defaults, variables, audits, signals, python_macros)]
+    audits = tuple(audits)
+    return blueprints.distinct([parse_model(text, source, defaults, variables, audits, signals, python_macros, entry)
+                                for entry in entries])
+
+
+def parse_python_models(text: str, source: str = "registry", defaults: dict[str, Any] | None = None,
+                        variables: dict[str, Any] | None = None, *more: Any) -> list[Model]:
+    """The models a project's Python file declares with ``@model`` (:mod:`pyspark_incr.model.python_model`), each
+    read through :func:`parse_model` (``more``: its further arguments, custom audits and signals)."""
+    return python_model.models_in(text, source, parse_model, defaults, variables, *more)
 
 
 def _name(props: dict, where: str) -> str:
@@ -253,37 +328,51 @@ def _name(props: dict, where: str) -> str:
     return ".".join(p.lower() for p in parts)
 
 
+#: The CTE holding a query that is one macro call left for the run (``@UNION(...)`` alone).
+WHOLE_QUERY = "__incr_whole_query"
 #: What a part of a model name may hold.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_ -]+")
 
 
-def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], where: str) -> tuple[str | None, tuple[str, ...]]:
+def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], where: str,
+           python_macros: macro_python.ProjectMacros | None = None,
+           ) -> tuple[str | None, tuple[str, ...], tuple[tuple[str, str], ...], dict[str, Any]]:
+    """The query as Spark SQL with its macros evaluated (:mod:`pyspark_incr.model.macro_eval`), the tables it
+    reads, the Python macro files (path, text) it calls, and its pre/post-statements as Model fields."""
     text = block.query_text
     if not kind.needs_query:
         if text:
             raise ModelDefinitionError(f"{where}: kind {kind.name} takes no query; remove the text after the MODEL block")
-        return None, ()
+        return None, (), (), {}
     if not text:
         raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
-    hidden = macros.hide_macros(text)
-    # A macro function (@EACH(...)) is refused by name and place whether or not its query parses.
-    refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros)
+    hidden, guarded = model_statements.guard(macros.hide_macros(text))  # statement-level @IF(cond, statement)
+    project_macros = python_macros or macro_python.ProjectMacros()
+    evaluator = MacroEvaluator(dialect=dialect, variables=variables, python=project_macros.functions, where=where,
+                               locate=macros.locator(hidden, block.query_line), kind_macros=kind.macros)
     try:
-        parsed = sqlglot.parse(hidden, read=dialect)
+        parsed = macro_parse.parse(hidden, dialect)
     except SQLGLOT_ERRORS as e:
+        # A call of an unknown macro function is refused by name and place: that says more than the parser.
+        known = [*evaluator.macros, *kind.macros]
+        refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros, known)
         raise refusal or ModelSyntaxError(query_parse_error(e, where, text, hidden, block.query_line)) from None
-    if refusal is not None:
-        raise refusal
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
-    queries = [s for s in statements if not macros.is_definition(s)]
-    if len(queries) != 1 or not isinstance(queries[0], exp.Query) or statements[-1] is not queries[0]:
-        raise ModelDefinitionError(
-            f"{where}: after the MODEL block there must be exactly one query (SELECT ...), optionally after "
-            f"@DEF(...) statements; found {len(queries)} other statement(s)"
-        )
-    ast = macros.resolve_variables(statements, variables, where, macros.locator(hidden, block.query_line),
-                                   kind.macros)
-    return ast.sql(dialect="spark", comments=False), tables_read(ast)
+    split = model_statements.split(statements, guarded, evaluator, where)
+    ast = split.query
+    if isinstance(ast, exp.Anonymous) and ast.name.lower().startswith(macros.PREFIX):
+        # A macro evaluated only when the query runs (@UNION reads its tables' columns) is the whole query, as
+        # SQLMesh allows: held in a CTE, so the stored query is still one SELECT that Spark SQL tools read.
+        ast = exp.select("*").from_(WHOLE_QUERY).with_(WHOLE_QUERY, as_=ast)
+    if not isinstance(ast, exp.Query):
+        raise ModelDefinitionError(f"{where}: after the MODEL block there must be exactly one query (SELECT ...); "
+                                   f"found {ast.sql(dialect='spark')[:40]!r}")
+    # A macro left for the run that reads a relation's columns (@UNION(a, b)) reads that relation.
+    # pre/post-statements: a temporary view a pre-statement makes is no table; what it reads is read
+    made = {t for q in split.sources for t in tables_read(q)}
+    depends_on = tuple(sorted({*tables_read(ast), *evaluator.relations, *made} - split.local_names))
+    around = {k: v for k, v in (("pre_statements", split.pre), ("post_statements", split.post)) if v}
+    return ast.sql(dialect="spark", comments=False), depends_on, project_macros.files_of(evaluator.used), around
 
 
 def tables_read(ast: exp.Expression) -> tuple[str, ...]:

@@ -18,7 +18,8 @@ from pyspark_incr.model.properties import DATA, METADATA, fields_affecting
 
 _MODEL_DATA = fields_affecting(MODEL_PROPS, DATA)
 #: Fields added after hashes were first stored: hashed only when set, so models not using them keep their hash.
-_WHEN_SET = ("safety_overrides",)
+_WHEN_SET = ("safety_overrides", "signals",
+             "session_properties", "virtual_properties", "on_virtual_update")
 _MODEL_METADATA = tuple(f for f in fields_affecting(MODEL_PROPS, METADATA)
                         if f not in ("grain", "grains", "dialect", *_WHEN_SET))
 
@@ -38,14 +39,20 @@ def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:
     False
     """
     kind = model.kind
-    return _hash({
+    payload = {
         "query": model.query,
         "content": model.content_hash,
         "kind": kind.name,
         "kind_props": kind_fields(kind),
         "props": {f: getattr(model, f) for f in _MODEL_DATA},
         "parents": sorted((parents or {}).items()),
-    })
+    }
+    # as SQLMesh: pre/post-statements are data (a SET or a temporary view can change the rows); hashed only when
+    # present, so models without them keep their hash
+    for name in ("pre_statements", "post_statements"):
+        if getattr(model, name):
+            payload[name] = [s.fingerprint() for s in getattr(model, name)]
+    return _hash(payload)
 
 
 def kind_fields(kind: KindBase) -> dict[str, Any]:

@@ -10,10 +10,13 @@ Macros follow SQLMesh: ends are inclusive, so for the daily interval
 ("'2024-01-01'", "'2024-01-01'", "'2024-01-01 23:59:59.999999'")
 >>> v["start_date"].sql("spark"), v["end_millis"].sql()
 ("CAST('2024-01-01' AS DATE)", '1704153599999')
+>>> v["end_tstz"].sql(), v["start_dtntz"].sql("spark")
+("'2024-01-01 23:59:59.999999+00:00'", "CAST('2024-01-01 00:00:00' AS TIMESTAMP)")
 """
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import sqlglot
@@ -22,7 +25,9 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_datetime
-from pyspark_incr.model.macros import THIS_MODEL, macro_table
+from pyspark_incr.model.macro_eval import MacroEvaluator, spark_columns
+from pyspark_incr.model.macro_python import from_sources
+from pyspark_incr.model.macros import PREFIX, THIS_MODEL, macro_table
 
 #: Alias of the subquery the output filter wraps the model query in.
 QUERY_ALIAS = "__incr_query"
@@ -41,8 +46,11 @@ def macro_values(interval: Interval, execution_ms: int) -> dict[str, exp.Express
         ts = dt.strftime("%Y-%m-%d %H:%M:%S") + (f".{dt.microsecond:06d}" if dt.microsecond else "")
         values[f"{prefix}_ds"] = exp.Literal.string(dt.strftime("%Y-%m-%d"))
         values[f"{prefix}_ts"] = exp.Literal.string(ts)
+        values[f"{prefix}_tstz"] = exp.Literal.string(ts + "+00:00")
         values[f"{prefix}_date"] = exp.cast(exp.Literal.string(dt.strftime("%Y-%m-%d")), "DATE")
         values[f"{prefix}_dt"] = exp.cast(exp.Literal.string(ts + "+00:00"), "TIMESTAMP")
+        # SQLMesh renders a naive datetime on Spark as a TIMESTAMP: the same type, so the same tables
+        values[f"{prefix}_dtntz"] = exp.cast(exp.Literal.string(ts), "TIMESTAMP")
         values[f"{prefix}_millis"] = exp.Literal.number(ms)
         values[f"{prefix}_epoch"] = exp.Literal.number(dt.timestamp())
         values[f"{prefix}_hour"] = exp.Literal.number(dt.hour)
@@ -60,6 +68,7 @@ def render_query(
     embedded: dict[str, str] | None = None,
     macros: dict[str, exp.Expression] | None = None,
     pushdown: dict[str, exp.Expression] | None = None,
+    context: str = "",
 ) -> exp.Query:
     """The model query with runtime macros substituted and other models mapped to what this environment reads.
 
@@ -71,6 +80,7 @@ def render_query(
     default: parsing refuses the cursor macros in every other kind.
     ``pushdown`` maps models to a filter over their own columns: each reference reads only those rows
     (``(SELECT * FROM table WHERE filter) AS alias``; see :mod:`pyspark_incr.safety.pushdown`).
+    ``context`` is the model's (:attr:`Model.context`): the Python macros a call left for the run needs.
 
     >>> from pyspark_incr.intervals import Interval, to_ms
     >>> day = Interval(to_ms("2024-01-01"), to_ms("2024-01-02"))
@@ -80,8 +90,11 @@ def render_query(
     """
     ast = sqlglot.parse_one(query, read="spark")
     values = {**macro_values(interval, execution_ms), **FIRST_LOAD, **(macros or {})}
+    values.setdefault("runtime_stage", exp.Literal.string("evaluating"))  # pre/post-statements: also "creating"
     if this_table is not None:
         values[THIS_MODEL] = exp.Literal.string(this_table.sql("spark"))
+    if PREFIX in query.lower():
+        ast = _finish_macros(ast, values, where, table_map, context)
 
     def substitute(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Parameter):
@@ -107,6 +120,21 @@ def render_query(
         return _aliased(target.copy(), alias) if target is not None else node
 
     return ast.transform(substitute)
+
+
+def _finish_macros(ast: exp.Expression, values: dict[str, exp.Expression], where: str,
+                   table_map: dict[str, exp.Table] | None, context: str) -> exp.Expression:
+    """The macro calls parsing left for run time (they need the interval's values), evaluated."""
+
+    def columns(name: str) -> dict[str, str] | None:
+        target = (table_map or {}).get(name.lower())
+        return spark_columns(target.sql("spark") if target is not None else name)
+
+    stored = json.loads(context).get("macros") if '"macros"' in context else None
+    python = from_sources(tuple(tuple(f) for f in stored)).functions if stored else {}
+    evaluator = MacroEvaluator(runtime=values, python=python, where=where, schemas=columns)
+    # A parameter whose name has no value here is left for the substitution below, which refuses it by name.
+    return evaluator.finish(ast)
 
 
 def _aliased(table: exp.Table, alias: exp.TableAlias | None) -> exp.Table:

@@ -16,7 +16,8 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.intervals.batching import covering
-from pyspark_incr.plan import forward, safety, support, versions
+from pyspark_incr.errors import IncrError
+from pyspark_incr.plan import auto_restatement, forward, readiness, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
@@ -69,16 +70,22 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
 
 
 def plan_run(store: StateStore, env: str, window: Window, pattern: str | None, restate: str | None = None,
-             span: Interval | None = None) -> Plan:
+             span: Interval | None = None, signals: bool = True, auto_restate: bool = False) -> Plan:
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run);
-    with ``restate``, only the models restating ``restate`` over ``span`` touches (the plan of incr.restate)."""
+    with ``restate``, only the models restating ``restate`` over ``span`` touches (the plan of incr.restate).
+    ``signals=False`` leaves models' signals unasked (incr.status: looking must not run the project's checks);
+    ``auto_restate`` (incr.run) restates the models whose ``auto_restatement_cron`` ticked, in prod."""
     current = store.environment(env)
     known = {n: e.parsed() for n, e in current.items()}
     context = _Context(store, env, window, known, current)
+    context.check_signals = signals
     context.restate(restate, span)
     # incr.restate builds what it restates, not every interval missing up to now: that is incr.run's job
     context.only_restated = bool(restate)
     chosen = select_models(known, pattern) if not restate else set(context.restatement.ranges)
+    if auto_restate and not restate and env == PROD:
+        context.restatement = auto_restatement.due(store, {n: known[n] for n in chosen}, current, context.coverage,
+                                                   window.execution_ms)
     return context.plan([context.model_plan(m, current[m.name], current[m.name].source, applied=True)
                          for m in topological(known.values()) if m.name in chosen])
 
@@ -106,6 +113,9 @@ class _Context:
         self.restatement = Restatement()
         #: Build nothing of a restated model outside its restated range (incr.restate; incr.plan backfills too).
         self.only_restated = False
+        #: signals: per model planned so far, the missing ranges waiting for a signal (its children's wait too).
+        self._waiting: dict[str, IntervalSet] = {}
+        self.check_signals = True
 
     def restate(self, selector: str | None, span: Interval | None = None) -> None:
         """Restate ``selector``'s models (and the incremental models reading them) over ``span``
@@ -224,12 +234,42 @@ class _Context:
         allowed = IntervalSet([restriction(model, window)])
         if restated is not None and self.only_restated:
             allowed = allowed.intersection(restated)
-        missing = _with_lookback(model, expected, IntervalSet([expected]) - built).intersection(allowed)
+        gaps = IntervalSet([expected]) - built
+        if model.allow_partials:  # as SQLMesh: an interval an earlier run built partly is built again from its start
+            gaps = IntervalSet([Interval(model.schedule.floor(r.start), r.end) for r in gaps])
+        missing = _with_lookback(model, expected, gaps).intersection(allowed)
         plan = replace(plan, expected=expected, missing=missing, built=built)
+        if missing and self.check_signals:  # signals: only the intervals every signal says are ready go on
+            plan = self._signals(plan)
+            if plan.signal_error or not plan.missing:
+                return plan
+            missing = plan.missing
         if missing and model.kind.time_sliced:
             return self._gated(plan, allowed)
         batches = tuple(writer_for(model).plan_batches(model, expected, missing, window.per_partition))
         return replace(plan, batches=batches)
+
+    def _signals(self, plan: ModelPlan) -> ModelPlan:
+        """``plan`` building only the missing intervals its signals, and its parents' signals, say are ready;
+        the others wait (said in the reason), or a failing signal builds nothing of the model."""
+        model = plan.model
+        blocked = {p: self._waiting[p] for p in parents(model, self._waiting)}
+        found = readiness.inherited(model, plan.missing, blocked) if blocked else None
+        ready, waiting = (found.ready, found.waiting) if found else (plan.missing, [])
+        if model.signals and ready:
+            reading = self.plan([])
+            try:
+                checked = readiness.check(self.spark, model, ready, self.window.execution_ms, reading.table_map,
+                                          reading.embedded)
+            except IncrError as e:
+                return replace(plan, missing=IntervalSet(), signal_error=str(e), reason=_join(plan.reason, str(e)))
+            ready, waiting = checked.ready, sorted([*waiting, *checked.waiting], key=lambda w: w[0].start)
+        if not waiting:
+            return plan
+        self._waiting[model.name] = IntervalSet([i for i, _ in waiting])
+        said = [f"{i} waits: {why}" for i, why in waiting]
+        return replace(plan, missing=ready, waiting=tuple(waiting),
+                       reason=_join(plan.reason, clauses(said) + "; the next run checks again"))
 
     def _gated(self, plan: ModelPlan, allowed: IntervalSet) -> ModelPlan:
         """A time-sliced model with work to do, through the incremental safety gate (:mod:`plan.safety`):

@@ -66,6 +66,10 @@ class ModelPlan:
     safety: Judgement | None = None
     #: Set when a refused model is rebuilt whole under allow_downgrade: the warning its result rows carry.
     downgraded: str = ""
+    #: signals: missing ranges not built because a signal (or a parent's) said not ready, with why.
+    waiting: tuple[tuple[Interval, str], ...] = ()
+    #: signals: a signal failed while checking; nothing of the model is built and the run reports this.
+    signal_error: str = ""
 
     @property
     def unsafe(self) -> str:

@@ -34,6 +34,9 @@ class Restatement:
 
     ranges: dict[str, Interval] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: An auto restatement (:mod:`pyspark_incr.plan.auto_restatement`): per model whose cron ticked, the models
+    #: restated because of it, itself first.
+    auto: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def restatement(known: Mapping[str, Model], selector: str, span: Interval, env: str,

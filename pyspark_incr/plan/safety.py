@@ -21,7 +21,8 @@ from functools import lru_cache
 from pyspark_incr.errors import ModelDefinitionError, UnsafeModelError
 from pyspark_incr.model.block import parse_block
 from pyspark_incr.model.definition import Model
-from pyspark_incr.model.macros import PREFIX, hide_macros
+from pyspark_incr.model.macros import PREFIX, calls_macro_functions, hide_macros
+from pyspark_incr.model import python_model  # Python models
 from pyspark_incr.safety import bounds, classify
 from pyspark_incr.safety.pushdown import Pushdown, Source
 
@@ -58,6 +59,8 @@ def timeseries_sources(model: Model, known: Mapping[str, Model]) -> tuple[Source
 
 def judge(model: Model, sources: tuple[Source, ...]) -> Judgement:
     """The gate's judgement of a time-sliced ``model`` reading ``sources`` (cached: plans repeat it every call)."""
+    if python_model.is_python(model):  # Python models: no SQL to judge; sliced like SQLMesh slices them
+        return Judgement(classify.Verdict((), (python_model.UNCHECKED,)), (), FULLY_BATCH_SAFE, "", ())
     time_column = model.kind.time_column
     partitions = tuple(dict.fromkeys([time_column, *(p for p in model.partitioned_by if p.isidentifier())]))
     return _judge(model.name, model.definition, model.query, model.dialect, model.source, model.safety_overrides,
@@ -126,13 +129,19 @@ def check(models: list) -> None:
 def _verdict(definition: str, query: str, dialect: str, partitions: tuple[str, ...], sources: list[str],
              overrides: tuple[str, ...], interval_ms: int) -> classify.Verdict:
     """The classifier's verdict, positioned in the model's file: the query as written when it stands alone
-    after the MODEL block, else (``@DEF`` statements before it) the query as compiled."""
+    after the MODEL block, else (``@DEF`` statements before it, or macro functions that write SQL the text
+    does not show, such as ``@EACH`` building window functions) the query as compiled."""
+    def compiled() -> classify.Verdict:
+        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark", interval_ms), 0, 0)
+
     try:
         block = parse_block(definition)
         text = hide_macros(block.query_text)
+        if calls_macro_functions(text):
+            return compiled()
         verdict = classify.classify(text, partitions, sources, overrides, dialect, interval_ms)
     except ModelDefinitionError:
-        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark", interval_ms), 0, 0)
+        return compiled()
     return _unhidden(verdict, block.query_line - 1, block.query_col - 1)
 
 

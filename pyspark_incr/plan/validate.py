@@ -13,6 +13,7 @@ from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model import audits
 from pyspark_incr.model.audit_defs import AuditDef
 from pyspark_incr.model.definition import Model, tables_read
+from pyspark_incr.model import python_model  # Python models
 from pyspark_incr.plan import schema_change
 from pyspark_incr.plan.planner import Plan, sample_interval
 from pyspark_incr.writers import WRITERS, can_build, formats, promote, tables, writer_for
@@ -55,7 +56,8 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
                    interval: Interval, execution_ms: int, embedded: dict[str, str] | None = None,
                    externals: set[str] = frozenset()) -> None:
     """Every table ``model`` reads exists (or is a model), and Spark can analyze its query when its parents exist."""
-    if model.query is None:
+    python = python_model.is_python(model)  # Python models: their reads are checked, never run here
+    if model.query is None and not python:
         return
     embedded = embedded or {}
     readable = True
@@ -75,7 +77,8 @@ def validate_model(spark: Any, model: Model, table: exp.Table, table_map: dict[s
     where = f"model {model.name}"
     for call in model.audits:
         audits.parse_args(call, where, model.custom_audits)
-    if readable:
+    # pre-statements may make what the query reads (a temporary view): its analysis waits for the build
+    if readable and not python and not model.pre_statements:
         ctx = BuildContext(spark, model, table, execution_ms, table_map, embedded)
         query = ctx.query(interval)
         output = {c.lower() for c in ctx.dataframe(query).columns}

@@ -7,6 +7,7 @@ from pyspark_incr.procedures.spec import Column, Param, ProcedureSpec, registry_
 def load_all() -> None:
     """Import every procedure module so that each registers itself."""
     from pyspark_incr.procedures import audit, environments, explain, history, janitor, meta, models, planning, running  # noqa: F401
+    from pyspark_incr.procedures import testing  # noqa: F401  (incr.test: unit tests)
 
 
 __all__ = ["REGISTRY", "dispatch", "encode_value", "load_all", "procedure", "Column", "Param", "ProcedureSpec", "registry_json"]

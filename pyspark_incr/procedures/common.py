@@ -82,14 +82,17 @@ BATCH_OUTPUT = (
     Column("model", "string", "Model name."),
     Column("kind", "string", "Model kind."),
     Column("action", "string", "build (an interval batch), create view or create seed, refresh (a materialized "
-                               "view whose sources changed), drop, forget (external), skip."),
+                               "view whose sources changed), drop, forget (external), skip, wait (intervals a signal "
+                               "says are not ready), check signals (a signal that failed), on virtual update (an "
+                               "ON_VIRTUAL_UPDATE statement that failed)."),
     Column("start", "timestamp", "Start of the batch interval (UTC, inclusive)."),
     Column("end", "timestamp", "End of the batch interval (UTC, exclusive)."),
     Column("intervals", "bigint", "Number of intervals in the batch."),
     Column("rows", "bigint", "Rows written by the batch (as Spark counted them)."),
     Column("status", "string",
            "ok, failed, skipped (with why: a failed parent, fail_fast, built meanwhile by another call), or "
-           "claimed (incr.run: another call was still building it when the wait ran out; the message names it)."),
+           "claimed (incr.run: another call was still building it when the wait ran out; the message names it), "
+           "or waiting (not built: a signal said not ready; checked again by the next call)."),
     Column("seconds", "double", "Wall-clock seconds the step took."),
     Column("message", "string", "Spark's error for a failed step, or why it was skipped."),
 )

@@ -19,6 +19,7 @@ import pyarrow as pa
 from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.model import python_model  # Python models
 from pyspark_incr.plan import safety
 from pyspark_incr.plan.planner import Plan, plan_changes, plan_run, sample_interval
 from pyspark_incr.plan.records import ModelPlan
@@ -51,7 +52,8 @@ PARAMS = (
           "end an interval of the model); without start, for the one interval ending there."),
 )
 OUTPUT = (
-    Column("item", "string", "table, view, sql, safety, finding, admitted, bound, pushdown or batch_safety."),
+    Column("item", "string", "table, view, sql, pre_statement, post_statement, safety, finding, admitted, bound, "
+                             "pushdown or batch_safety."),
     Column("name", "string", "What the item is about: the model, a rule, or a source."),
     Column("detail", "string", "The item in words."),
     Column("json", "string", "The item as JSON (bounds as smelt's explain prints them; with project or definition, "
@@ -170,6 +172,8 @@ def _rows(spark: Any, plan: Plan, mp: ModelPlan, interval: Interval, change: str
     name = mp.name
     rows = [("table", name, mp.table_name or "(inlined into its children)", change),
             ("view", name, mp.view_name or "(none)", None)]
+    if python_model.is_python(mp.model):  # Python models: no SQL to show; the safety check skips them
+        return rows + [("safety", name, python_model.UNCHECKED, None)]
     if mp.model.query is None:
         return rows
     judgement = None
@@ -179,6 +183,11 @@ def _rows(spark: Any, plan: Plan, mp: ModelPlan, interval: Interval, change: str
     ctx = BuildContext(spark, mp.model, mp.table, plan.window.execution_ms, plan.table_map, plan.embedded,
                        pushdown=judgement.pushdown if judgement is not None else ())
     rows.append(("sql", name, ctx.query(interval).sql("spark"), json.dumps({"interval": str(interval)})))
+    for item, statements in (("pre_statement", mp.model.pre_statements), ("post_statement", mp.model.post_statements)):
+        for statement in statements:
+            sql = ctx.statement_sql(statement, interval)
+            rows.append((item, name, sql if sql is not None else f"(skipped: @IF({statement.when}) is false)",
+                         json.dumps({"interval": str(interval)})))
     return rows + (_safety(mp.model, judgement) if judgement is not None else [])
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
+from pyspark_incr.plan import auto_restatement
 from pyspark_incr.plan.planner import plan_run
 from pyspark_incr.plan.sentences import sentence
 from pyspark_incr.procedures.common import (
@@ -38,9 +39,10 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     store = StateStore(spark)
     window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
     env_name = env_arg(spark, env)
-    plan = plan_run(store, env_name, window, select)
-    replan = lambda: plan_run(StateStore(spark), env_name, window, select)  # noqa: E731
+    plan = plan_run(store, env_name, window, select, auto_restate=True)
+    replan = lambda: plan_run(StateStore(spark), env_name, window, select, auto_restate=True)  # noqa: E731
     results = guard.execute(spark, store, plan, replan, "run", limit, stop, wait_arg("run", wait), partial=True)
+    auto_restatement.record(StateStore(spark), plan, results)
     if raising:
         raise_failures("run", env_name, results, store.schema)
     return batch_rows(results)
@@ -111,7 +113,7 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
                                           to_end_ms(until, "until") if until else None)])
     store = StateStore(spark)
     env_name = env_arg(spark, env)
-    plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None)
+    plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None, signals=False)
     wanted = model.strip().lower() if model else None
     if wanted and wanted not in {m.name for m in plan.models}:
         known = ", ".join(m.name for m in plan.models) or "none"

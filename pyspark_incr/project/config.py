@@ -28,11 +28,13 @@ _SETTINGS = ("state_schema", "physical_schema", "table_format", "concurrency")
 _SQLMESH_ONLY = {
     "gateways", "default_gateway", "project", "ui", "linter", "format", "plan", "janitor", "users", "notification_targets",
     "cicd_bot", "run", "migration", "default_target_environment", "physical_schema_mapping", "environment_suffix_target",
-    "environment_catalog_mapping", "model_naming", "before_all", "after_all", "cache_dir", "log_limit", "env_vars",
+    "environment_catalog_mapping", "model_naming", "cache_dir", "log_limit", "env_vars",
     "default_connection", "default_test_connection", "default_scheduler", "snapshot_ttl", "environment_ttl",
     "pinned_environments", "time_column_format", "infer_python_dependencies", "dbt", "gateway_managed_virtual_layer",
 }
 _SECTIONS = {"model_defaults", "variables", "incr"}
+#: SQLMesh keys naming statements to run: silently skipping them would build tables without them.
+_UNSUPPORTED = ("before_all", "after_all")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,12 @@ def load_config(root: Path) -> ProjectConfig:
         raise ModelDefinitionError(f"{path}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
         raise ModelDefinitionError(f"{path}: must be a mapping of sections (model_defaults:, variables:, incr:)")
-    _check_keys(raw, _SECTIONS | _SQLMESH_ONLY, path, "section")
+    for key in _UNSUPPORTED:
+        if raw.get(key):
+            raise ModelDefinitionError(
+                f"{path}: {key} is not supported yet; run those statements in the job itself, before or after "
+                "CALL incr.run, or as a model's pre- or post-statements")
+    _check_keys(raw, _SECTIONS | _SQLMESH_ONLY | set(_UNSUPPORTED), path, "section")
     defaults = _section(raw, "model_defaults", path)
     _check_keys(defaults, set(_DEFAULTS), path, "model_defaults key")
     settings = _section(raw, "incr", path)

@@ -1,8 +1,8 @@
 """Loading a project directory.
 
-``models/**/*.sql`` (one model per file; hidden folders skipped), ``audits/**/*.sql``
-(custom audits), ``seeds/`` (CSV files SEED models point at), ``external_models.yaml``
-and ``config.yaml`` (model defaults, variables, plugin settings).
+``models/**/*.sql`` (one model per file; hidden folders skipped), ``models/**/*.py`` (Python
+models), ``audits/**/*.sql`` (custom audits), ``seeds/`` (CSV files SEED models point at),
+``external_models.yaml`` and ``config.yaml`` (model defaults, variables, plugin settings).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyspark_incr.errors import ArgumentError, IncrError, ModelDefinitionError
-from pyspark_incr.model.definition import Model, parse_model
+from pyspark_incr.model.definition import Model, parse_models, parse_python_models
+from pyspark_incr.model.signals import load_signal_files
+from pyspark_incr.model.macro_python import ProjectMacros, load_dir  # Python macros
 from pyspark_incr.project.audit_files import check_calls, load_audits
 from pyspark_incr.project.config import ProjectConfig, load_config
 from pyspark_incr.project.external import load_external_models
@@ -44,17 +46,24 @@ def load(path: str | Path, report: Report = raise_first) -> Project:
     config = _config(root, report)
     files = [f for f in sorted(models_dir.rglob("*.sql"))
              if not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
-    _refuse_python_models(models_dir, report)
     defaults = dict(config.model_defaults)
     if config.settings.get("table_format"):
         defaults.setdefault("table_format", config.settings["table_format"].lower())
     dialect = config.model_defaults.get("dialect", "spark")
     custom = load_audits(root, dialect, report)
+    signal_files = load_signal_files(root, report)  # signals: signals/*.py
+    python_macros = _python_macros(root, report)  # Python macros: macros/**/*.py
     parsed = []
     for f in files:
         try:
-            parsed.append(parse_model(f.read_text(encoding="utf-8"), str(f), defaults, config.variables,
-                                      custom.values()))
+            parsed.extend(parse_models(f.read_text(encoding="utf-8"), str(f), defaults, config.variables,
+                                       custom.values(), signal_files, python_macros=python_macros))
+        except IncrError as e:
+            report(f, e)
+    for f in _python_files(models_dir):  # Python models: models/**/*.py with @model(...)
+        try:
+            parsed.extend(parse_python_models(f.read_text(encoding="utf-8"), str(f), defaults, config.variables,
+                                              custom.values(), signal_files))
         except IncrError as e:
             report(f, e)
     check_calls(parsed, custom, report)
@@ -98,15 +107,19 @@ def _external_file(root: Path) -> Path:
                 root / "external_models.yaml")
 
 
-def _refuse_python_models(models_dir: Path, report: Report) -> None:
-    """Refuse SQLMesh Python models: skipping them would leave their readers without a parent."""
-    python = [f for f in sorted(models_dir.rglob("*.py")) if f.name != "__init__.py"
-              and not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
-    for f in python:
-        report(f, ModelDefinitionError(
-            f"{f}: Python models are not supported (only SQL models, models/**/*.sql); "
-            "rewrite it as a SQL model, or build its table outside and declare it in external_models.yaml"
-        ))
+def _python_files(models_dir: Path) -> list[Path]:
+    """``models/**/*.py`` but ``__init__.py`` files and hidden folders (Python models)."""
+    return [f for f in sorted(models_dir.rglob("*.py")) if f.name != "__init__.py"
+            and not any(part.startswith(".") for part in f.relative_to(models_dir).parts)]
+
+
+def _python_macros(root: Path, report: Report) -> ProjectMacros:
+    """``macros/**/*.py``; none when one is reported broken (the models calling them say so)."""
+    try:
+        return load_dir(root)
+    except IncrError as e:
+        report(root / "macros", e)
+        return ProjectMacros()
 
 
 def _is_dir(path: Path) -> bool:

@@ -31,7 +31,7 @@ from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPl
 from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.project.dag import parents
 from pyspark_incr.errors import AuditFailed, ModelDefinitionError
-from pyspark_incr.run import audits, lanes, progress
+from pyspark_incr.run import audits, lanes, progress, settings
 from pyspark_incr.run.locks import NoFence, env_key, table_key
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
@@ -123,9 +123,14 @@ class Executor:
         elif any(p in self.failed for p in parents(mp.model, self._names)):
             self._fail(mp)
             self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
+        elif mp.signal_error:  # signals: a failing signal builds nothing; its readers are skipped
+            self._fail(mp)
+            self._result(mp, "check signals", None, "failed", 0.0, mp.signal_error)
         else:
             with lanes.spark_job(self.spark, f"incr-{self.run_id}", f"incr {mp.name}"):
                 self._build(mp)
+            for interval, why in mp.waiting:  # signals: not built, not recorded; the next run checks again
+                self._result(mp, "wait", interval, "waiting", 0.0, f"{why}; the next run checks again")
 
     def _remove(self, mp: ModelPlan) -> None:
         """The environment stops showing the model; its physical table stays for other environments (janitor)."""
@@ -145,6 +150,7 @@ class Executor:
         writer = writer_for(mp.model)
         started = time.monotonic()
         try:
+            ctx = replace(ctx, spark=settings.session_for(self.spark, mp.model))  # session_properties
             if mp.examine_at_build:
                 mp = self._examined(mp, ctx, writer)
                 ctx = replace(ctx, conform=mp.conform)
@@ -152,7 +158,8 @@ class Executor:
                 self._alter(mp, started)
             if mp.rebuild:
                 self.fence.commit(table_key(mp.table_name or ""), f"create {mp.name}")
-                writer.prepare(ctx, sample_interval(mp, self.plan.window))
+                with ctx.statements_around(None):  # pre/post-statements, stage creating
+                    writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 self._record_intervals(mp, ALL_TIME, "remove")  # whatever state said of an earlier table so named
                 if not mp.model.kind.has_intervals:  # its object is complete: a rerun need not rebuild it
                     self._record_intervals(mp, ALL_TIME, "add")
@@ -204,10 +211,14 @@ class Executor:
             key = table_key(mp.table_name or "")
             self.fence.commit(key, f"write {mp.name} [{batch.start}, {batch.end})")
             with commits.guarded(lambda what: self.fence.commit(key, what), self.fence.claim_ref(key)):  # again as rows go public
-                rows = writer.write(ctx, batch)
+                with ctx.statements_around(batch):  # pre/post-statements, stage evaluating
+                    rows = writer.write(ctx, batch)
             warnings = self._audit(writer, ctx, mp, batch)
-            complete = Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
-            if mp.model.kind.has_intervals and not complete.empty:  # a partial last interval (allow_partials) is built but stays missing: re-run next time
+            # as SQLMesh: allow_partials records a partial last interval as built up to where it was built (the planner
+            # builds it again whole once more of it is due); otherwise only complete intervals are recorded
+            complete = batch if mp.model.allow_partials else \
+                Interval(batch.start, max(batch.start, mp.model.schedule.floor(batch.end)))
+            if mp.model.kind.has_intervals and not complete.empty:
                 self._record_intervals(mp, complete, "add")
         except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
             self._fail(mp)
@@ -261,9 +272,21 @@ class Executor:
                     continue
                 if mp.change in (ADDED, CHANGED) and not any(r.model == mp.name for r in self.results):
                     self._result(mp, "promote", None, "ok", time.monotonic() - started)
+                self._on_virtual_update(mp)
             if mp.records_entry:
                 rows.append(self._env_row(mp, "apply"))
         self.store.append(t.ENVIRONMENTS, rows)
+
+    def _on_virtual_update(self, mp: ModelPlan) -> None:
+        """the model's on_virtual_update statements; a failure is reported, the new version stays
+        promoted and recorded (its view already shows it)."""
+        if not mp.model.on_virtual_update:
+            return
+        started = time.monotonic()
+        try:
+            promote.run_on_virtual_update(self.spark, mp)
+        except Exception as e:  # noqa: BLE001 - reported in the result rows, other models go on
+            self._result(mp, "on virtual update", None, "failed", time.monotonic() - started, _failure(e))
 
     def _superseded(self, built: list[ModelPlan]) -> bool:
         """True (and every promotion reported failed) when another apply changed the environment since this plan.
@@ -312,7 +335,8 @@ class Executor:
         now = time.time()
         with self._lock:
             self.results.append(result)
-            if action != "alter" and mp.name in self._steps:  # an alter precedes the model's steps, not one of them
+            # an alter precedes the model's steps and a wait (signals) builds nothing: neither is one of its steps
+            if action not in ("alter", "wait") and mp.name in self._steps:
                 self._counted[mp.name] = min(self._steps[mp.name], self._counted.get(mp.name, 0) + 1)
             event = progress.Event(self._done(), self._total, result)
             self._runs.append({

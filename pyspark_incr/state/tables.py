@@ -110,6 +110,17 @@ LOCKS = StateTable(
 
 ALL_TABLES = (MODELS, ENVIRONMENTS, INTERVALS, RUNS, LOCKS)
 
+#: Not in ALL_TABLES: created by the first run of a model with ``auto_restatement_cron``
+#: (:mod:`pyspark_incr.plan.auto_restatement`), so state without one holds the tables it always did.
+AUTO_RESTATEMENTS = StateTable(
+    "auto_restatements",
+    _schema(("table_name", pa.string()), ("model", pa.string()), ("fingerprint", pa.string()),
+            ("execution_ms", pa.int64()), ("start_ms", pa.int64()), ("end_ms", pa.int64()), ("op", pa.string()),
+            ("seq", pa.int64()), ("at", _TS)),
+    "Per physical table of a model with auto_restatement_cron, at a prod run's execution time: 'start' when a "
+    "run first saw it, 'restate' when a run completed its auto restatement (of start_ms..end_ms).",
+)
+
 _seq_lock = threading.Lock()
 _last_seq = 0
 

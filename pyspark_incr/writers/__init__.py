@@ -1,7 +1,7 @@
 """One writer per model kind, found in :data:`WRITERS` by kind name."""
 
 from pyspark_incr.model.definition import Model
-from pyspark_incr.writers import cursor, full, scd2, seed, time_range, unique_key, unmanaged, view  # noqa: F401 - importing registers them
+from pyspark_incr.writers import cursor, full, partition, scd2, seed, time_range, unique_key, unmanaged, view  # noqa: F401 - importing registers them
 from pyspark_incr.writers.base import WRITERS, BuildContext, writer_for
 
 

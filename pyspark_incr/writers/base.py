@@ -8,9 +8,10 @@ batch interval. The executor never looks at the kind itself.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Iterator, Protocol
 
 import sqlglot
 from sqlglot import exp
@@ -21,7 +22,9 @@ from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.render import render_query
 from pyspark_incr.safety.pushdown import Pushdown
-from pyspark_incr.writers import docs, formats, tables
+from pyspark_incr.model import python_model  # Python models
+from pyspark_incr.model import statements as model_statements
+from pyspark_incr.writers import docs, formats, python_rows, tables
 
 
 @dataclass(frozen=True)
@@ -55,12 +58,20 @@ class BuildContext:
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
         """The model query rendered for ``interval`` in this environment (``macros``: a kind's own macro values),
         conformed to the kept table after a forward-only change."""
-        query = render_query(
-            self.model.query, interval, self.execution_ms, where=f"model {self.model.name}",
-            table_map=self.table_map, this_table=self.table, embedded=self.embedded, macros=macros,
-            pushdown=self.source_filters(interval),
-        )
+        if python_model.is_python(self.model):  # Python models: execute()'s rows for the interval
+            query = python_rows.query(self, interval)
+        else:
+            query = render_query(
+                self.model.query, interval, self.execution_ms, where=f"model {self.model.name}",
+                table_map=self.table_map, this_table=self.table, embedded=self.embedded, macros=macros,
+                pushdown=self.source_filters(interval), context=self.model.context,
+            )
         return conformed(query, self.conform) if self.conform else query
+
+    @cached_property
+    def python_views(self) -> dict[tuple[int, int], str]:
+        """A Python model's temporary views by interval (:mod:`pyspark_incr.writers.python_rows`)."""
+        return {}
 
     def source_filters(self, interval: Interval) -> dict[str, exp.Expression]:
         """Each pushed-down source's filter for a run over ``interval``.
@@ -92,6 +103,36 @@ class BuildContext:
             if p.source.column.lower() in fields:
                 types[p.source.name] = fields[p.source.column.lower()].dataType.simpleString()
         return types
+
+    @contextmanager
+    def statements_around(self, interval: Interval | None) -> Iterator[None]:
+        """Run the model's pre-statements, the body, then its post-statements (not after a failed body), on this
+        build's session: for a batch over ``interval``, or (None) around the creation of the table, which
+        SQLMesh's runtime stage calls ``creating`` and renders with the epoch day."""
+        self._run_statements(self.model.pre_statements, "pre-statement", interval)
+        yield
+        self._run_statements(self.model.post_statements, "post-statement", interval)
+
+    def statement_sql(self, statement: model_statements.Statement, interval: Interval | None) -> str | None:
+        """A pre/post-statement as Spark SQL for a batch over ``interval`` (None: for the table's creation); None
+        when its ``@IF`` guard is false there."""
+        stage = model_statements.EVALUATING if interval is not None else model_statements.CREATING
+        return model_statements.render(
+            statement, interval or model_statements.CREATION_INTERVAL, self.execution_ms, stage,
+            where=f"model {self.model.name}", table_map=self.table_map, this_table=self.table,
+            context=self.model.context)
+
+    def _run_statements(self, statements: tuple, what: str, interval: Interval | None) -> None:
+        for statement in statements:
+            sql = self.statement_sql(statement, interval)
+            if sql is None:
+                continue
+            try:
+                self.spark.sql(sql)
+            except Exception as e:  # noqa: BLE001 - Spark raises many types; all mean the statement failed
+                stage = "creating the table" if interval is None else f"batch {interval}"
+                raise ModelQueryError(f"model {self.model.name}: {what} {statement.shown!r} failed ({stage}): "
+                                      f"{first_line(e)}") from e
 
     def dataframe(self, query: exp.Expression) -> Any:
         """A DataFrame of ``query``; Spark's analysis errors name the model."""

@@ -37,7 +37,8 @@ def properties_clause(props: dict[str, str]) -> str:
     return " TBLPROPERTIES (" + ", ".join(f"{literal(k)} = {literal(v)}" for k, v in sorted(props.items())) + ")"
 
 
-def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql: str) -> str:
+def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql: str,
+                    comment: str | None = None, properties: dict[str, str] | None = None) -> str:
     """``CREATE OR REPLACE VIEW`` with the model's column comments, description and properties.
 
     >>> from pyspark_incr.model.definition import parse_model
@@ -50,8 +51,9 @@ def create_view_sql(view: exp.Table, columns: list[str], model: Model, query_sql
         ident(c) + (f" COMMENT {literal(comments[c])}" if c in comments else "")
         for c in columns
     )
-    clauses = f" COMMENT {literal(model.description)}" if model.description else ""
-    clauses += properties_clause(table_properties(model))
+    comment = comment or model.description  # ``comment``: an environment view's own (virtual_properties)
+    clauses = f" COMMENT {literal(comment)}" if comment else ""
+    clauses += properties_clause({**table_properties(model), **(properties or {})})
     return f"CREATE OR REPLACE VIEW {view.sql('spark')} ({listed}){clauses} AS {query_sql}"
 
 

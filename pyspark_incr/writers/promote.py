@@ -12,8 +12,10 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.errors import PromotionError
+from pyspark_incr.model import extras
 from pyspark_incr.sqltext import ident
 from pyspark_incr.writers import docs, tables
+from pyspark_incr.writers.base import first_line
 
 
 def point_view(spark: Any, mp: Any) -> None:
@@ -21,6 +23,23 @@ def point_view(spark: Any, mp: Any) -> None:
     tables.ensure_schema(spark, mp.view)
     _clear_the_way(spark, mp)
     spark.sql(view_sql(mp.view, mp.table, spark.table(mp.table_name).columns, mp.model))
+
+
+def run_on_virtual_update(spark: Any, mp: Any) -> None:
+    """The model's ON_VIRTUAL_UPDATE statements, ``@this_model`` being the view just (re)pointed.
+
+    A failing statement is refused naming the model, its place and Spark's reason; those before it ran.
+    """
+    source = mp.model.source if mp.model.source != "registry" else ""
+    for statement, at in mp.model.on_virtual_update:
+        at = f"{source}: {at}" if source else at
+        sql = extras.render_statement(statement, mp.view)
+        try:
+            spark.sql(sql)
+        except Exception as e:  # noqa: BLE001 - Spark raises many types; the statement is named with its place
+            raise PromotionError(f"model {mp.name}: on_virtual_update statement at {at} ({sql}) failed: "
+                                 f"{first_line(e)}; the view shows the new version: fix the statement, and the next "
+                                 "apply changing the model runs the statements again") from e
 
 
 def view_sql(view: exp.Table, table: exp.Table, columns: list[str], model: Any) -> str:
@@ -32,7 +51,8 @@ def view_sql(view: exp.Table, table: exp.Table, columns: list[str], model: Any) 
     CREATE OR REPLACE VIEW s.t (`a` COMMENT 'The a', `b`) COMMENT 'Daily' AS SELECT `a`, `b` FROM p.s__t__01
     """
     select = ", ".join(ident(c) for c in columns)
-    return docs.create_view_sql(view, columns, model, f"SELECT {select} FROM {table.sql('spark')}")
+    comment, properties = extras.view_properties(model)  # virtual_properties
+    return docs.create_view_sql(view, columns, model, f"SELECT {select} FROM {table.sql('spark')}", comment, properties)
 
 
 def check_the_way(spark: Any, mp: Any) -> None:

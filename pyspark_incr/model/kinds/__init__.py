@@ -12,6 +12,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import KindSpec
 from pyspark_incr.model.kinds.base import KindBase
 from pyspark_incr.model.kinds.cursor import IncrementalByCursorKind
+from pyspark_incr.model.kinds.partition import IncrementalByPartitionKind
 from pyspark_incr.model.kinds.scd import ScdType2ByColumnKind, ScdType2ByTimeKind, ScdType2Kind
 from pyspark_incr.model.kinds.simple import (
     EmbeddedKind, ExternalKind, FullKind, IncrementalUnmanagedKind, SeedKind, ViewKind,
@@ -25,7 +26,7 @@ KINDS: dict[str, type[KindBase]] = {
     for k in (
         FullKind, ViewKind, EmbeddedKind, IncrementalUnmanagedKind, SeedKind, ExternalKind,
         IncrementalByTimeRangeKind, IncrementalByUniqueKeyKind, ScdType2Kind, ScdType2ByTimeKind,
-        ScdType2ByColumnKind, IncrementalByCursorKind,
+        ScdType2ByColumnKind, IncrementalByCursorKind, IncrementalByPartitionKind,
     )
 }
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from croniter import croniter
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.time import format_time
@@ -13,7 +14,7 @@ from sqlglot.time import format_time
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import KindSpec, Property
 from pyspark_incr.model.properties import BUILD, Prop, fields_affecting, read_properties
-from pyspark_incr.model.values import _value, as_bool, as_choice
+from pyspark_incr.model.values import _value, as_bool, as_choice, as_string
 
 CHANGE_POLICY = ("error", "warn", "allow", "ignore")
 
@@ -24,6 +25,19 @@ CHANGE_PROPS = (
     Prop("on_additive_change", as_choice(*CHANGE_POLICY), BUILD),
     Prop("disable_restatement", as_bool, BUILD),
 )
+
+
+def read_cron(prop: Property, where: str) -> str:
+    """A cron expression (``'@weekly'``, ``'0 0 * * 7'``), checked."""
+    cron = as_string(prop, where).strip()
+    if not croniter.is_valid(cron):
+        raise ModelDefinitionError(f"{where}: {prop.at}: {prop.key} {cron!r} is not a valid cron expression; use e.g. "
+                                   "'@weekly' or five fields like '0 0 * * 7'")
+    return cron
+
+
+#: SQLMesh's incremental kinds may be restated on a cron of their own (:mod:`pyspark_incr.plan.auto_restatement`).
+AUTO_RESTATEMENT_PROPS = (Prop("auto_restatement_cron", read_cron, BUILD),)
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,7 @@ class KindBase:
     #: kinds the incremental safety analysis judges (``pyspark_incr.safety``) and whose sources are pushed down.
     time_sliced: ClassVar[bool] = False
     #: Build fields added after hashes were first stored: hashed only when set, so existing versions keep theirs.
-    hashed_when_set: ClassVar[frozenset[str]] = frozenset()
+    hashed_when_set: ClassVar[frozenset[str]] = frozenset({"auto_restatement_cron", "auto_restatement_intervals"})
 
     @classmethod
     def from_spec(cls, spec: KindSpec, where: str, dialect: str = "spark") -> "KindBase":

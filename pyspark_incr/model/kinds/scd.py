@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import Property
-from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase
+from pyspark_incr.model.kinds.base import AUTO_RESTATEMENT_PROPS, CHANGE_PROPS, KindBase
 from pyspark_incr.model.properties import DATA, Prop
 from pyspark_incr.model.values import _value, as_bool, as_names, as_string
 
@@ -38,6 +38,7 @@ _SHARED = (
     Prop("invalidate_hard_deletes", as_bool, DATA),
     Prop("time_data_type", read_type, DATA),
     *CHANGE_PROPS,
+    *AUTO_RESTATEMENT_PROPS,
 )
 
 
@@ -63,6 +64,7 @@ class ScdType2ByTimeKind(KindBase):
     on_destructive_change: str = "error"
     on_additive_change: str = "allow"
     disable_restatement: bool = True
+    auto_restatement_cron: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,3 +95,4 @@ class ScdType2ByColumnKind(KindBase):
     on_destructive_change: str = "error"
     on_additive_change: str = "allow"
     disable_restatement: bool = True
+    auto_restatement_cron: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pyspark_incr.model.kinds.base import KindBase, finish_time_column, read_time_column
+from pyspark_incr.model.kinds.base import AUTO_RESTATEMENT_PROPS, KindBase, finish_time_column, read_time_column
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import as_bool, as_int, as_literal_mapping, as_string
 
@@ -48,9 +48,11 @@ class IncrementalUnmanagedKind(KindBase):
     """Append-only: each run appends the query's output."""
 
     name: ClassVar[str] = "INCREMENTAL_UNMANAGED"
-    props: ClassVar[tuple[Prop, ...]] = (Prop("insert_overwrite", as_bool, DATA),)
+    props: ClassVar[tuple[Prop, ...]] = (Prop("insert_overwrite", as_bool, DATA), *AUTO_RESTATEMENT_PROPS)
 
     insert_overwrite: bool = False
+    #: Accepted as SQLMesh does; never acted on, as there (its INCREMENTAL_UNMANAGED has disable_restatement).
+    auto_restatement_cron: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase, finish_time_column, read_time_column
+from pyspark_incr.model.kinds.base import (
+    AUTO_RESTATEMENT_PROPS, CHANGE_PROPS, KindBase, finish_time_column, read_time_column,
+)
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import as_int
 
@@ -21,6 +23,8 @@ class IncrementalByTimeRangeKind(KindBase):
         Prop("batch_concurrency", as_int(1), BUILD),
         Prop("lookback", as_int(0), BUILD),
         *CHANGE_PROPS,
+        *AUTO_RESTATEMENT_PROPS,
+        Prop("auto_restatement_intervals", as_int(1), BUILD),
     )
 
     time_column: str
@@ -32,5 +36,8 @@ class IncrementalByTimeRangeKind(KindBase):
     on_destructive_change: str = "error"
     on_additive_change: str = "allow"
     disable_restatement: bool = False
+    auto_restatement_cron: str | None = None
+    #: How many of the latest intervals an auto restatement rebuilds (None: all of them).
+    auto_restatement_intervals: int | None = None
 
     finish = classmethod(finish_time_column)

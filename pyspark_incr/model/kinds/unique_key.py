@@ -11,7 +11,7 @@ from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.block import Property
-from pyspark_incr.model.kinds.base import CHANGE_PROPS, KindBase
+from pyspark_incr.model.kinds.base import AUTO_RESTATEMENT_PROPS, CHANGE_PROPS, KindBase
 from pyspark_incr.model.properties import BUILD, DATA, Prop
 from pyspark_incr.model.values import _value, as_int, as_names
 
@@ -55,6 +55,7 @@ class IncrementalByUniqueKeyKind(KindBase):
         Prop("batch_concurrency", as_int(1), BUILD),
         Prop("lookback", as_int(0), BUILD),
         *CHANGE_PROPS,
+        *AUTO_RESTATEMENT_PROPS,
     )
     ordered_batches: ClassVar[bool] = True
 
@@ -68,3 +69,4 @@ class IncrementalByUniqueKeyKind(KindBase):
     on_destructive_change: str = "error"
     on_additive_change: str = "allow"
     disable_restatement: bool = False
+    auto_restatement_cron: str | None = None

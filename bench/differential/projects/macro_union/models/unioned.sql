@@ -1,0 +1,6 @@
+MODEL (
+  name mu.unioned,
+  kind FULL
+);
+
+@UNION('all', mu.keys, mu.keys)
