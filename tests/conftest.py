@@ -72,7 +72,7 @@ def state_rows(spark, prefix: str) -> dict[str, int]:
         return {}
     return {
         t.name: spark.table(f"{prefix}_state.{t.name}").count()
-        for t in spark.catalog.listTables(f"{prefix}_state") if t.name != "locks"
+        for t in spark.catalog.listTables(f"{prefix}_state") if t.name != "locks" and not t.isTemporary
     }
 
 
@@ -80,6 +80,7 @@ def tables_in(spark, *schemas: str) -> set[str]:
     """Names of the tables and views in ``schemas`` that exist."""
     return {
         f"{s}.{t.name}" for s in schemas if spark.catalog.databaseExists(s) for t in spark.catalog.listTables(s)
+        if not t.isTemporary  # the session's temporary views are listed in every schema
     }
 
 

@@ -170,6 +170,7 @@ def raw(spark, isolated):
     spark.sql(f"CREATE TABLE {isolated}_raw.marks (stage STRING, ds STRING, target STRING) USING parquet")
     yield isolated
     spark.conf.set("spark.sql.session.timeZone", zone)
+    spark.catalog.dropTempView("todays")  # a pre-statement's temporary view stays in the session, as its SET does
 
 
 def test_pre_statements_feed_the_query_and_post_statements_run_after_each_batch(spark, raw):

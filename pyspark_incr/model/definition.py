@@ -239,25 +239,34 @@ def parse_model(
                               allow_partials=bool(values.get("allow_partials")))
     grains = values.pop("grain", ()) + values.pop("grains", ())
     custom = _called(values.get("audits", ()), audits)
-    # signals: a Python signal's code travels in the context, only for models calling one
     values["signals"] = model_signals.resolve(values.get("signals", ()), signals or {}, props.get("signals"), where)
-    called = model_signals.context_of(values["signals"])
-    context = {"defaults": defaults or {}, "variables": variables or {}}
-    if called:
-        context["signals"] = called
-    if used_macros:  # Python macros: only then, so other models' context stays as it was
-        context["macros"] = [list(f) for f in used_macros]
-    if custom:  # only then: the context of every model without custom audits stays as it was
-        context["audits"] = audits_to_json(custom)
-    if blueprint is not None:  # only then: it picks this model out of the definition's blueprints
-        context[blueprints.KEY] = dict(blueprint)
+    context = _context(defaults, variables, model_signals.context_of(values["signals"]), used_macros, custom,
+                       blueprint)
     return Model(
         name=name, kind=kind, query=query, schedule=schedule, grains=grains, dialect=dialect,
-        depends_on=depends_on, definition=text, source=source, custom_audits=custom,
-        context=json.dumps(context, sort_keys=True, default=str)
-        if defaults or variables or custom or called or used_macros or blueprint is not None else "",
+        depends_on=depends_on, definition=text, source=source, custom_audits=custom, context=context,
         located=f"{source}: {name_at}", **values,
     )
+
+
+def _context(defaults: dict[str, Any] | None, variables: dict[str, Any] | None, signals: dict[str, Any],
+             used_macros: tuple, custom: tuple[AuditDef, ...], blueprint: dict[str, str] | None) -> str:
+    """The JSON :func:`reparse` needs to parse the definition again elsewhere; '' when it needs nothing.
+
+    Each entry is written only when the model uses it (a Python signal's or macro's code, custom audits, its
+    blueprint), so the context, and with it the fingerprint, of every model not using one stays as it was.
+    """
+    context: dict[str, Any] = {"defaults": defaults or {}, "variables": variables or {}}
+    if signals:
+        context["signals"] = signals
+    if used_macros:
+        context["macros"] = [list(f) for f in used_macros]
+    if custom:
+        context["audits"] = audits_to_json(custom)
+    if blueprint is not None:  # it picks this model out of the definition's blueprints
+        context[blueprints.KEY] = dict(blueprint)
+    needed = defaults or variables or signals or used_macros or custom or blueprint is not None
+    return json.dumps(context, sort_keys=True, default=str) if needed else ""
 
 
 def _called(calls: tuple, audits: Iterable[AuditDef]) -> tuple[AuditDef, ...]:
