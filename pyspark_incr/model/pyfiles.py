@@ -137,12 +137,14 @@ _extra: dict[str, Any] = {}
 _lock = threading.RLock()
 
 
-def stand_in(name: str, value: Any) -> None:
+def stand_in(name: str, value: Any, *, unless_offered: bool = False) -> None:
     """Offer ``value`` as ``name`` in every stand-in ``sqlmesh`` module (``ExecutionContext``, ``ModelKindName``, ...).
 
-    The rooms that give those names meaning (macros, Python models, signals) register them here.
+    The rooms that give those names meaning (macros, Python models, signals) register them here; with
+    ``unless_offered`` a room offering a fallback leaves a richer one another room offered in place.
     """
-    _extra[name] = value
+    if not (unless_offered and name in _extra):
+        _extra[name] = value
 
 
 @contextmanager

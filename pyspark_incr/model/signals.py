@@ -45,8 +45,7 @@ def _sqlmesh_to_datetime(value: Any) -> datetime:
 
 # a project written for SQLMesh imports these from sqlmesh; offered while its files run
 pyfiles.stand_in("DatetimeRanges", DatetimeRanges)
-if "to_datetime" not in pyfiles._extra:  # noqa: SLF001 - another room may offer its own: first offer wins
-    pyfiles.stand_in("to_datetime", _sqlmesh_to_datetime)
+pyfiles.stand_in("to_datetime", _sqlmesh_to_datetime, unless_offered=True)
 
 
 class SignalContext:
@@ -67,8 +66,7 @@ class SignalContext:
 
 
 # the Python-models room offers a richer ExecutionContext (a signal file uses the name only as a type hint)
-if "ExecutionContext" not in pyfiles._extra:  # noqa: SLF001 - stand_in has no reader; first offer wins
-    pyfiles.stand_in("ExecutionContext", SignalContext)
+pyfiles.stand_in("ExecutionContext", SignalContext, unless_offered=True)
 
 
 class Signal(NamedTuple):
