@@ -36,7 +36,7 @@ from pyspark_incr.errors import IncrError, ModelDefinitionError
 from pyspark_incr.model import macros
 from pyspark_incr.model.macro_functions import BUILTINS
 from pyspark_incr.model.macro_parse import CLAUSE_IF
-from pyspark_incr.model.macros import BRACE, BRACE_END, CURSOR, PREFIX, RUNTIME, THIS_MODEL
+from pyspark_incr.model.macros import BRACE, BRACE_END, CURSOR, PREFIX, RUNTIME, THIS_MODEL, macro_name
 
 #: What ``columns_to_types`` answers at parse time for a relation whose columns are not known yet (SQLMesh's).
 SCHEMA_UNAVAILABLE = {"__schema_unavailable_at_load__": "unknown"}
@@ -415,13 +415,9 @@ def _call_name(node: exp.Expression) -> str | None:
 
 
 def _var_name(node: exp.Expression) -> str | None:
-    if isinstance(node, exp.Column) and not node.table:
-        name = node.name
-    elif isinstance(node, exp.Table) and not node.db:
-        name = node.name
-    else:
-        return None
-    return name[len(PREFIX):].lower() if name.lower().startswith(PREFIX) and name[len(PREFIX):].isidentifier() else None
+    """The variable a bare ``@name`` (column or table, not a call) stands for."""
+    name = None if isinstance(node, exp.Anonymous) else macro_name(node)
+    return name if name and name.isidentifier() else None
 
 
 def _bind_params(body: exp.Expression, values: dict[str, Any]) -> exp.Expression:

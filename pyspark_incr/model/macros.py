@@ -99,7 +99,7 @@ def resolve_variables(
         variables[name] = value
 
     def substitute(node: exp.Expression) -> exp.Expression:
-        macro = _macro_name(node)
+        macro = macro_name(node)
         if macro is None:
             return node
         at = locate(node) if locate else ""
@@ -121,15 +121,16 @@ def resolve_variables(
 
 def is_definition(statement: exp.Expression) -> bool:
     """True for an ``@DEF(...)`` statement."""
-    return isinstance(statement, exp.Anonymous) and _macro_name(statement) == "def"
+    return isinstance(statement, exp.Anonymous) and macro_name(statement) == "def"
 
 
 def macro_table(node: exp.Expression) -> str | None:
     """The macro a table reference stands for (``FROM @this_model``), else None."""
-    return _macro_name(node) if isinstance(node, exp.Table) else None
+    return macro_name(node) if isinstance(node, exp.Table) else None
 
 
-def _macro_name(node: exp.Expression) -> str | None:
+def macro_name(node: exp.Expression) -> str | None:
+    """The macro ``node`` stands for (a call, a bare column or an unqualified table named ``@name``), lowercased."""
     if isinstance(node, exp.Anonymous):
         name = node.name
     elif isinstance(node, exp.Column) and not node.table:
