@@ -3,7 +3,7 @@
 
 The decorator's arguments are written out as a ``MODEL (...)`` block and read by :func:`parse_model`
 like a SQL model's, so every property means the same in both. The record has no query: its rows
-come from running ``execute`` for each batch (:func:`rows`). Its definition is the file's source,
+come from running ``execute`` for each batch (:func:`pyspark_incr.model.python_run.rows`). Its definition is the file's source,
 so another Spark application rebuilds and runs it from state alone (:func:`reparse`); its
 ``content_hash`` is a hash of that code, so a code change is a data change.
 
@@ -24,14 +24,14 @@ import inspect
 import json
 import re
 from dataclasses import replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from sqlglot import exp
 
-from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
+from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model import blueprints, pyfiles
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
@@ -163,7 +163,7 @@ def models_in(text: str, source: str, parse: Callable[..., Any], defaults: dict[
               variables: dict[str, Any] | None = None, *more: Any) -> list[Any]:
     """The models a Python file declares, each parsed by ``parse`` (:func:`parse_model`) from its ``@model``;
     ``more``: parse_model's further arguments (the project's custom audits, signals)."""
-    found = _registrations(text, source)
+    found = registrations(text, source)
     if not found:
         raise ModelDefinitionError(
             f"{source}: no @model(...) in this Python file of models/; declare one over def execute(context, ...) "
@@ -194,7 +194,7 @@ def _blueprints(reg: pyfiles.Registration, source: str, variables: dict[str, Any
 def reparse(definition: str, source: str, extra: dict[str, Any], parse: Callable[..., Any], *more: Any) -> Any:
     """A Python model stored in state (``extra``: its context): its file's source run again, the ``@model`` it
     names read as :func:`models_in` read it."""
-    for reg in _registrations(definition, source):
+    for reg in registrations(definition, source):
         if reg.name == extra[MARK]:
             return _model(reg, definition, source, parse, extra.get("defaults") or {}, extra.get("variables") or {},
                           more, extra.get(blueprints.KEY))
@@ -203,11 +203,12 @@ def reparse(definition: str, source: str, extra: dict[str, Any], parse: Callable
 
 def is_python(model: Any) -> bool:
     """True for a model declared in a Python file."""
-    return bool(model.context) and MARK in _context(model.context)
+    return bool(model.context) and MARK in stored(model.context)
 
 
 @lru_cache(maxsize=4096)
-def _context(text: str) -> dict[str, Any]:
+def stored(text: str) -> dict[str, Any]:
+    """A model's stored context JSON as a dict (empty when it has none)."""
     return json.loads(text) if text.startswith("{") else {}
 
 
@@ -432,110 +433,7 @@ def _used_variables(tree: ast.AST, reg: pyfiles.Registration) -> set[str]:
     return used
 
 
-# --- running it -----------------------------------------------------------------------------------------------------
-
 @lru_cache(maxsize=256)
-def _registrations(definition: str, source: str) -> tuple[pyfiles.Registration, ...]:
+def registrations(definition: str, source: str) -> tuple[pyfiles.Registration, ...]:
     """The file run once per process and source text: its functions are kept, as SQLMesh keeps them."""
     return tuple(r for r in pyfiles.run_source(definition, source) if r.what == pyfiles.MODEL)
-
-
-def function(model: Any) -> Callable[..., Any]:
-    """The ``execute`` function of a Python model (its stored source run when this process has not yet)."""
-    name = _context(model.context)[MARK]
-    for reg in _registrations(model.definition, model.source):
-        if reg.name == name:
-            return reg.func
-    raise ModelDefinitionError(f"model {model.name}: {model.source} no longer declares @model({name!r})")
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def arguments(func: Callable[..., Any], start_ms: int, end_ms: int, execution_ms: int,
-              variables: dict[str, Any]) -> dict[str, Any]:
-    """What ``execute`` is called with besides the context: the batch's start and inclusive end, the execution
-    time (UTC datetimes, as SQLMesh passes them) and the project variables its parameters name."""
-    offered = {  # from whole milliseconds, exactly (a float of seconds may miss one by a microsecond)
-        "start": _EPOCH + timedelta(milliseconds=start_ms),
-        "end": _EPOCH + timedelta(milliseconds=end_ms) - timedelta(microseconds=1),
-        "execution_time": _EPOCH + timedelta(milliseconds=execution_ms),
-    }
-    offered["latest"] = offered["execution_time"]  # SQLMesh's older name
-    params = list(inspect.signature(func).parameters.values())[1:]  # the first takes the context
-    named = {p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
-    lowered = {k.lower(): v for k, v in variables.items()}
-    out = {k: v for k, v in offered.items() if k in named or takes_any}
-    out.update({n: lowered[n.lower()] for n in named if n not in offered and n.lower() in lowered})
-    return out
-
-
-def rows(model: Any, spark: Any, tables: dict[str, Any], start_ms: int, end_ms: int, execution_ms: int) -> Any:
-    """The DataFrame ``execute`` gives for one batch: its frames unioned, each checked against and cast to the
-    declared columns (none: no rows)."""
-    where = f"model {model.name}"
-    variables = (_context(model.context).get("variables") or {})
-    func = function(model)
-    context = ExecutionContext(spark, tables, variables, _context(model.context).get(blueprints.KEY))
-    frames = []
-    try:
-        out = func(context, **arguments(func, start_ms, end_ms, execution_ms, variables))
-        for frame in (out if inspect.isgenerator(out) else [out]):
-            frames.append(_declared(spark, frame, model, where))
-    except ModelQueryError:
-        raise
-    except Exception as e:  # noqa: BLE001 - whatever the model's code raises fails its batch, named
-        raise ModelQueryError(f"{where}: execute() in {model.source} raised {type(e).__name__}: "
-                              f"{_first_line(e)}") from e
-    frames = [f for f in frames if f is not None]
-    if not frames:
-        return spark.createDataFrame([], _ddl(model.columns))
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
-
-
-def _declared(spark: Any, frame: Any, model: Any, where: str) -> Any:
-    """``frame`` (pandas or Spark) as a Spark DataFrame of exactly the declared columns and types."""
-    if frame is None:
-        raise ModelQueryError(f"{where}: execute() returned None; return a DataFrame, or yield nothing for no rows")
-    names = [str(c) for c in frame.columns]
-    declared = [c for c, _ in model.columns]
-    missing = [c for c in declared if c.lower() not in {n.lower() for n in names}]
-    extra = [n for n in names if n.lower() not in {c.lower() for c in declared}]
-    if missing or extra:
-        said = "; ".join(part for part in (f"lacks column(s) {', '.join(missing)}" if missing else "",
-                                           f"has column(s) {', '.join(extra)} that columns= does not declare"
-                                           if extra else "") if part)
-        raise ModelQueryError(f"{where}: the DataFrame execute() returned {said}; return exactly the columns declared "
-                              f"in @model(columns=...): {', '.join(declared)}")
-    if not hasattr(frame, "createOrReplaceTempView"):  # pandas: collected on the driver already
-        if len(frame) == 0:
-            return None
-        frame = _from_pandas(spark, frame, model)
-    by_lower = {n.lower(): n for n in frame.columns}
-    return frame.selectExpr(*[f"CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}" for c, t in model.columns])
-
-
-def _from_pandas(spark: Any, frame: Any, model: Any) -> Any:
-    try:
-        return spark.createDataFrame(frame)
-    except Exception:  # noqa: BLE001 - types pandas cannot tell (a column of only None): the declared ones say
-        ordered = frame[[c for c, _ in model.columns]] if all(c in frame.columns for c, _ in model.columns) else frame
-        return spark.createDataFrame(ordered, _ddl(model.columns))
-
-
-def _ddl(columns: tuple[tuple[str, str], ...]) -> str:
-    return ", ".join(f"{_q(c)} {t}" for c, t in columns)
-
-
-def _q(name: str) -> str:
-    return exp.to_identifier(name, quoted=True).sql("spark")
-
-
-def _first_line(e: Exception) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else "(no message)"
-

@@ -16,7 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.intervals.ranges import Interval
-from pyspark_incr.model import python_model
+from pyspark_incr.model import python_run
 
 _lock = threading.Lock()
 
@@ -28,7 +28,7 @@ def query(ctx: Any, interval: Interval) -> exp.Select:
     with _lock:
         name = views.get(key)
     if name is None:
-        df = python_model.rows(ctx.model, ctx.spark, ctx.table_map, interval.start, interval.end, ctx.execution_ms)
+        df = python_run.rows(ctx.model, ctx.spark, ctx.table_map, interval.start, interval.end, ctx.execution_ms)
         name = f"__incr_python_{uuid.uuid4().hex}"
         df.createOrReplaceTempView(name)
         weakref.finalize(ctx, _drop, ctx.spark, name).atexit = False  # the session may be gone by then
