@@ -1,8 +1,8 @@
 """The ``pyspark-incr`` command: the embedded default (local Spark, persistent catalog) from a shell.
 
 Every subcommand that touches tables goes through the same CALL statements a Spark SQL user
-types, its options derived from the procedure's parameters (``cli_args``); ``init`` and
-``validate`` work on project files alone, without Spark.
+types, its options derived from the procedure's parameters (``cli_args``); ``init``,
+``validate``, ``lint`` and ``format`` work on project files alone, without Spark.
 """
 
 from __future__ import annotations
@@ -83,6 +83,17 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("dir", type=Path, nargs="?", default=Path("."),
                           help="the project directory (default: the current directory)")
     validate.set_defaults(handler=_validate)
+    lint = sub.add_parser("lint", help="check the models against lint rules offline (no Spark): SQLMesh's, the "
+                                       "safety check's, linter/*.py; config.yaml's linter: section picks them")
+    lint.add_argument("dir", type=Path, nargs="?", default=Path("."),
+                      help="the project directory (default: the current directory)")
+    lint.set_defaults(handler=_lint)
+    fmt = sub.add_parser("format", help="rewrite models/**/*.sql and audits/**/*.sql in one stable style")
+    fmt.add_argument("--check", action="store_true",
+                     help="change nothing; list the files that would change and exit 1 if there are any")
+    fmt.add_argument("dir", type=Path, nargs="?", default=Path("."),
+                     help="the project directory (default: the current directory)")
+    fmt.set_defaults(handler=_format)
     _procedure_verbs(sub)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
@@ -118,6 +129,8 @@ def _procedure_verbs(sub: Any) -> None:
                                                                "(needs pip install 'pyspark-incr[plot]')")
     status.add_argument("--json", type=Path, default=None, help="also save the status rows to this JSON file")
     status.add_argument("--table", action="store_true", help="also print the rows of CALL incr.status")
+    sub.choices["plan"].add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
+                                     help="colour the diffs (default: when stdout is a terminal)")
 
 
 #: Subcommands whose unknown arguments go on to Spark rather than being refused.
@@ -149,7 +162,7 @@ def _call(spark: Any, args: argparse.Namespace) -> int:
 
     spec = procedure_specs()[args.procedure]
     df = spark.sql(call_sql(spec.name, **call_args(spec, args)))
-    return _show(f"incr.{spec.name}", df)
+    return _show(f"incr.{spec.name}", df, getattr(args, "color", None))
 
 
 def _init(args: argparse.Namespace, _: list[str]) -> int:
@@ -162,6 +175,19 @@ def _validate(args: argparse.Namespace, _: list[str]) -> int:
     from pyspark_incr.cli_validate import command
 
     return command(args.dir)
+
+
+def _lint(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.plan import lint_safety  # noqa: F401 - registers the safety check's rules
+    from pyspark_incr.project.lint import command
+
+    return command(args.dir)
+
+
+def _format(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.project.format import command
+
+    return command(args.dir, check=args.check)
 
 
 def _demo(args: argparse.Namespace, _: list[str]) -> int:
@@ -246,20 +272,25 @@ def _title(statement: str) -> str:
     return " ".join(" ".join(lines).split())[:120]
 
 
-def _show(title: str, df: Any) -> int:
-    """Print ``df`` as a table; 1 when a row reports a failed step."""
-    from rich.console import Console
+def _show(title: str, df: Any, color: bool | None = None) -> int:
+    """Print ``df`` as a table (a plan's diffs below it, coloured: ``cli_plan``); 1 when a row reports a failed step."""
     from rich.table import Table
 
+    from pyspark_incr.cli_plan import console, print_changes
+
     rows = df.collect()
+    columns = [c for c in df.columns if c != "diff"]
     table = Table(title=title, title_justify="left", show_lines=False)
-    for column in df.columns:
+    for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+        table.add_row(*["" if row[c] is None else str(row[c]) for c in columns])
     if not rows:
         table.caption = "(no rows: nothing to do)"
-    Console(width=200).print(table)
+    out = console(color)
+    out.print(table)
+    if "diff" in df.columns:
+        print_changes(out, rows)
     statuses = {getattr(r, "status", None) for r in rows} if "status" in df.columns else set()
     return 1 if statuses & {"failed", "error"} else 0  # error: a unit test that could not run
 

@@ -3,8 +3,9 @@
 The picture is drawn from the procedure's own rows (one per built range and per
 gap), so what the CLI shows is exactly what a SQL user can SELECT. Every model
 gets its line, however many there are (a terminal scrolls; nothing is cut), and
-only gaps are coloured, so they stand out; rich leaves colour out when stdout is
-not a terminal or ``NO_COLOR`` is set.
+only gaps (and, in a colour of their own, intervals a signal holds back) are
+coloured, so they stand out; rich leaves colour out when stdout is not a
+terminal or ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyspark_incr.coverage import GAP_STYLE, MISSING, coverages, lines, render_text
+from pyspark_incr.coverage import GAP_STYLE, MISSING, WAITING, WAITING_STYLE, coverages, lines, render_text
 from pyspark_incr.intervals.times import format_ms, to_ms
 from pyspark_incr.sqltext import call_sql
 
@@ -28,12 +29,12 @@ def status_rows(spark: Any, model: str | None, env: str | None, execution_ms: in
     """
     df = spark.sql(call_sql("status", model=model, env=env, execution_time=format_ms(execution_ms)))
     df = df.selectExpr("model", "kind", "state", "unix_millis(`start`) AS start_ms", "unix_millis(`end`) AS end_ms",
-                       "intervals", "`table`")
+                       "intervals", "`table`", "reason")
     return [
         {"model": r.model, "kind": r.kind, "state": r.state,
          "start": None if r.start_ms is None else format_ms(r.start_ms),
          "end": None if r.end_ms is None else format_ms(r.end_ms),
-         "intervals": r.intervals, "table": r.table}
+         "intervals": r.intervals, "table": r.table, "reason": r.reason}
         for r in df.collect()
     ]
 
@@ -92,12 +93,13 @@ def rows_table(rows: list[dict]) -> Any:
     from rich.table import Table
 
     columns = ("model", "kind", "state", "start", "end", "intervals", "table")
+    columns += ("reason",) if any(row.get("reason") for row in rows) else ()  # an empty column only squeezes others
+    styles = {MISSING: GAP_STYLE, WAITING: WAITING_STYLE}
     table = Table(title="incr.status", title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold")  # a narrow terminal wraps a long name, never cuts it
     for row in rows:
-        table.add_row(*("" if row[c] is None else str(row[c]) for c in columns),
-                      style=GAP_STYLE if row["state"] == MISSING else None)
+        table.add_row(*("" if row.get(c) is None else str(row[c]) for c in columns), style=styles.get(row["state"]))
     return table
 
 

@@ -7,8 +7,9 @@ colours, the docs test redraws a saved capture with :func:`render_text`, and
 Each model's line runs from its first status row to the execution time (or to
 its last built interval, when that is later). A character cell is *missing* as
 soon as any missing interval touches it, so a one-day gap in a five-year line
-still shows; otherwise it is *built* where a built range touches it, and
-*pending* past the last complete interval (not complete yet at the execution time).
+still shows; else *waiting* where an interval a signal holds back touches it;
+otherwise it is *built* where a built range touches it, and *pending* past the
+last complete interval (not complete yet at the execution time).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import Any, Iterable, Mapping
 
 from pyspark_incr.intervals.times import to_datetime, to_ms
 
-BUILT, MISSING, PENDING, BUILDING = "covered", "missing", "pending", "building"
+BUILT, MISSING, PENDING, BUILDING, WAITING = "covered", "missing", "pending", "building", "waiting"
 #: The one colour of the timeline: missing cells and the count of gaps.
 GAP_STYLE = "bold red"
+#: Intervals a signal holds back: not built, yet nothing to fix (the next run checks again).
+WAITING_STYLE = "yellow"
 
 #: How each cell state is drawn: its character (distinct without colour) and its rich style. Only gaps are
 #: coloured, so the eye goes to what needs a run; built is the terminal's own colour.
@@ -29,14 +32,17 @@ GLYPHS: dict[str, tuple[str, str]] = {
     BUILT: ("█", ""),
     MISSING: ("░", GAP_STYLE),
     PENDING: ("·", "dim"),
+    WAITING: ("▒", WAITING_STYLE),
 }
 LEGEND = (("built", BUILT), ("missing", MISSING), ("not complete yet", PENDING))
+#: Added to the legend only when some line has waiting cells (a project without signals never sees it).
+WAITING_LEGEND = ("waiting for a signal", WAITING)
 _MIN_BAR = 10
 
 
 @dataclass(frozen=True)
 class Span:
-    """One status row with a range: ``state`` (covered or missing) over ``[start, end)``, epoch ms UTC."""
+    """One status row with a range: ``state`` (covered, missing or waiting) over ``[start, end)``, epoch ms UTC."""
 
     state: str
     start: int
@@ -63,6 +69,11 @@ class Coverage:
     def missing(self) -> int:
         """Intervals missing."""
         return sum(s.intervals for s in self.spans if s.state == MISSING)
+
+    @property
+    def waiting(self) -> int:
+        """Intervals missing that a signal holds back (a run would not build them yet)."""
+        return sum(s.intervals for s in self.spans if s.state == WAITING)
 
     @property
     def gaps(self) -> int:
@@ -93,7 +104,7 @@ def coverages(rows: Iterable[Mapping[str, Any]]) -> list[Coverage]:
         row = raw.asDict() if hasattr(raw, "asDict") else raw
         entry = grouped.setdefault(row["model"], {"kind": row["kind"], "table": row.get("table"), "spans": [],
                                                   "note": None})
-        if row["state"] in (BUILT, MISSING) and row["start"] is not None and row["end"] is not None:
+        if row["state"] in (BUILT, MISSING, WAITING) and row["start"] is not None and row["end"] is not None:
             entry["spans"].append(Span(row["state"], _ms(row["start"]), _ms(row["end"]), int(row["intervals"] or 0)))
         elif row["state"] != BUILDING:  # a range in progress elsewhere: the timeline shows it as missing still
             entry["note"] = row["state"]
@@ -121,7 +132,7 @@ def cells(coverage: Coverage, until_ms: int, width: int) -> list[str]:
         a, b = lo + (hi - lo) * k // width, lo + (hi - lo) * (k + 1) // width
         b = max(b, a + 1)  # a line shorter than its cells still gives every cell a moment
         touching = {s.state for s in coverage.spans if s.start < b and a < s.end}
-        states.append(MISSING if MISSING in touching else BUILT if BUILT in touching else PENDING)
+        states.append(next((s for s in (MISSING, WAITING, BUILT) if s in touching), PENDING))
     return states
 
 
@@ -138,7 +149,8 @@ def lines(coverage_list: list[Coverage], until_ms: int, width: int) -> list[list
             rows.append((c, "", "", f"{c.kind.lower()}: no intervals"))
             continue
         lo, hi = c.edges(until_ms)
-        rows.append((c, short_time(lo), short_time(hi), f"{c.built}/{c.built + c.missing} built, {gap_count(c.gaps)}"))
+        rows.append((c, short_time(lo), short_time(hi), f"{c.built}/{c.built + c.missing + c.waiting} built, "
+                                                        f"{gap_count(c.gaps)}{waiting_count(c.waiting)}"))
     name_w = max([len(c.model) for c in coverage_list] + [5])
     left_w = max([len(r[1]) for r in rows] + [0])
     right_w = max([len(r[2]) for r in rows if r[2]] + [0])
@@ -159,14 +171,15 @@ def lines(coverage_list: list[Coverage], until_ms: int, width: int) -> list[list
             glyph, style = GLYPHS[state]
             line.append((glyph * run, style))
         line.append((" " + right.ljust(right_w), ""))
-        gaps = gap_count(c.gaps)
-        counts = [(summary[:-len(gaps)], ""), (gaps, GAP_STYLE if c.gaps else "")]
+        gaps, waits = gap_count(c.gaps), waiting_count(c.waiting)
+        counts = [(summary[:-len(gaps + waits)], ""), (gaps, GAP_STYLE if c.gaps else ""), (waits, WAITING_STYLE)]
         if beside:
             out.append(_crop([*line, ("  ", ""), *counts], width))
         else:
             out += [_crop(line, width), _crop([(" " * (name_w + 2 + left_w + 1), ""), *counts], width)]
     legend: list[tuple[str, str]] = []
-    for label, state in LEGEND:
+    shown = LEGEND + ((WAITING_LEGEND,) if any(c.waiting for c in coverage_list) else ())
+    for label, state in shown:
         glyph, style = GLYPHS[state]
         legend += [(glyph, style), (f" {label}   ", "")]
     out += [[], _crop(legend, width)]
@@ -196,6 +209,15 @@ def gap_count(gaps: int) -> str:
     ('no gaps', '1 gap', '3 gaps')
     """
     return "no gaps" if not gaps else f"{gaps} gap{'s' if gaps > 1 else ''}"
+
+
+def waiting_count(intervals: int) -> str:
+    """The summary's tail for intervals waiting for a signal (nothing when none wait).
+
+    >>> waiting_count(0), waiting_count(2)
+    ('', ', 2 waiting')
+    """
+    return f", {intervals} waiting" if intervals else ""
 
 
 def short_time(ms: int) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pyspark_incr.coverage import BUILT, MISSING, PENDING, Coverage, gap_count, short_time
+from pyspark_incr.coverage import BUILT, MISSING, PENDING, WAITING, Coverage, gap_count, short_time, waiting_count
 from pyspark_incr.errors import PlotUnavailable
 from pyspark_incr.intervals.times import to_datetime
 
 #: Face colour of each state's spans.
-COLOURS = {BUILT: "#2e9e4f", MISSING: "#d62728", PENDING: "#d9d9d9"}
-_LABELS = {BUILT: "built", MISSING: "missing", PENDING: "not complete yet"}
+COLOURS = {BUILT: "#2e9e4f", MISSING: "#d62728", PENDING: "#d9d9d9", WAITING: "#f0b429"}
+_LABELS = {BUILT: "built", MISSING: "missing", PENDING: "not complete yet", WAITING: "waiting for a signal"}
 
 
 def write_png(coverage_list: list[Coverage], until_ms: int, path: Path | str) -> Path:
@@ -31,16 +31,17 @@ def write_png(coverage_list: list[Coverage], until_ms: int, path: Path | str) ->
             ax.broken_barh([(to_datetime(lo), to_datetime(hi) - to_datetime(lo))], (y - 0.35, 0.7),
                            facecolors=COLOURS[state], edgecolor="white", linewidth=0.5)
     ax.set_yticks(range(len(drawn)))
-    ax.set_yticklabels([f"{c.model}\n{c.built}/{c.built + c.missing} built, {gap_count(c.gaps)}" for c in reversed(drawn)],
-                       fontsize=8)
+    ax.set_yticklabels([f"{c.model}\n{c.built}/{c.built + c.missing + c.waiting} built, {gap_count(c.gaps)}"
+                        f"{waiting_count(c.waiting)}" for c in reversed(drawn)], fontsize=8)
     ax.set_ylim(-0.6, max(1, len(drawn)) - 0.4)
     ax.xaxis.set_major_locator(mdates.AutoDateLocator())
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
     ax.axvline(to_datetime(until_ms), color="black", linestyle="--", linewidth=1)
     ax.set_title(f"Interval coverage at {short_time(until_ms)} UTC", fontsize=10, loc="left")
-    handles = [Rectangle((0, 0), 1, 1, color=COLOURS[s]) for s in (BUILT, MISSING, PENDING)]
-    ax.legend(handles, [_LABELS[s] for s in (BUILT, MISSING, PENDING)], loc="lower right",
-              bbox_to_anchor=(1.0, 1.0), ncol=3, fontsize=8, frameon=False, borderaxespad=0.2)
+    states = (BUILT, MISSING, PENDING) + ((WAITING,) if any(c.waiting for c in drawn) else ())
+    handles = [Rectangle((0, 0), 1, 1, color=COLOURS[s]) for s in states]
+    ax.legend(handles, [_LABELS[s] for s in states], loc="lower right",
+              bbox_to_anchor=(1.0, 1.0), ncol=len(states), fontsize=8, frameon=False, borderaxespad=0.2)
     if others:
         fig.text(0.01, 0.01, "without intervals: " + ", ".join(f"{c.model} ({c.note})" for c in others),
                  fontsize=7, color="#555555")

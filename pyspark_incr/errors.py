@@ -140,6 +140,12 @@ class PlotUnavailable(IncrError):
     condition, sqlstate = "INCR_PLOT_UNAVAILABLE", "0A000"
 
 
+class AdoptRefused(ArgumentError):
+    """``incr.adopt``: the table cannot become the model's table (missing, mismatched, owned, already built)."""
+
+    condition, sqlstate = "INCR_ADOPT_REFUSED", "42000"
+
+
 #: Every error class a user can meet, in the order docs/errors.md lists them.
 CATALOGUE: tuple[type[IncrError], ...] = tuple(
     v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, IncrError))

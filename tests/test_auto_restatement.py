@@ -87,6 +87,9 @@ def _built(results) -> list[tuple[str, str]]:
     return sorted((r.model.split(".")[1], str(r.start)[:10]) for r in results if r.action == "build")
 
 
+AT_TICK = "2024-01-07 01:00:00"
+
+
 def test_a_run_before_the_tick_restates_nothing(spark, isolated, chain):
     raw, names = chain
     _load(spark, raw, 100)
@@ -138,6 +141,45 @@ def test_the_tick_is_kept_in_state_for_other_applications(spark, isolated, chain
     assert ops == [("daily", "restate"), ("daily", "start"), ("keyed", "restate"), ("keyed", "start")]
     # what a run of another application reads: the time the clock runs from now
     assert set(references(StateStore(spark)).values()) == {1704589200000}  # 2024-01-07 01:00 UTC
+
+
+def test_two_runs_due_at_the_same_tick_restate_once_and_the_later_one_sees_it_done(spark, isolated, chain, monkeypatch):
+    """The second run plans while the first, holding its claims, is about to record its restatement: the
+    interleaving that made both restate when the record came after the claims were given back."""
+    import threading
+
+    from pyspark_incr.plan import auto_restatement
+    from pyspark_incr.procedures import running
+
+    raw, names = chain
+    _load(spark, raw, 100)
+    record, plan_run = auto_restatement.record, running.plan_run
+    planned, answers = threading.Event(), {}
+    second = threading.Thread(target=lambda: answers.update(rows=_call(spark, "run", execution_time=AT_TICK)))
+
+    def planning(*args, **kwargs):
+        made = plan_run(*args, **kwargs)
+        if threading.current_thread() is second and made.restatement.auto:
+            planned.set()  # the second run decided to restate, from state without the first's record
+        return made
+
+    def recording(*args, **kwargs):
+        if threading.current_thread() is not second and not second.is_alive():
+            second.start()
+            assert planned.wait(timeout=300), "the second run planned its restatement"
+        record(*args, **kwargs)
+
+    monkeypatch.setattr(running, "plan_run", planning)
+    monkeypatch.setattr(auto_restatement, "record", recording)
+    first = _call(spark, "run", execution_time=AT_TICK)
+    second.join(timeout=300)
+
+    assert ("daily", "2024-01-05") in _built(first)
+    assert [r for r in answers["rows"] if r.status == "ok"] == [], "the second run rebuilt nothing"
+    assert {r.status for r in answers["rows"]} <= {"skipped"}
+    restated = spark.sql(f"SELECT model FROM {isolated}_state.auto_restatements WHERE op = 'restate'").collect()
+    assert sorted(r.model for r in restated) == [names["daily"], names["keyed"]], "recorded once per model"
+    assert _amounts(spark, names["daily"]) == [1, 2, 3, 4, 500, 600]
 
 
 def test_outside_prod_nothing_is_auto_restated(spark, isolated, chain):

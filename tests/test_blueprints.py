@@ -12,6 +12,7 @@ from chispa import assert_df_equality
 
 from conftest import call as _call
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.intervals import to_ms
 from pyspark_incr.model import python_model
 from pyspark_incr.model.definition import parse_model, parse_models, parse_python_models, reparse
 from pyspark_incr.model.fingerprint import data_hash
@@ -118,6 +119,118 @@ def test_a_changed_entry_changes_only_its_own_model():
 
     assert data_hash(old[0]) == data_hash(new[0])
     assert data_hash(old[1]) != data_hash(new[1])
+
+
+#: sqlmesh-macros.md's blueprint model, extended so its variables stand in every property SQLMesh renders.
+PROPERTIES_EXAMPLE = """MODEL (
+  name @customer.some_table,
+  kind INCREMENTAL_BY_TIME_RANGE (time_column @tcol),
+  cron @cr,
+  owner @own,
+  description 'desc @customer',
+  start @st,
+  tags [@tag],
+  grain [@g],
+  audits (not_null(columns := [@g]), forall(criteria := [@g > @floor])),
+  physical_properties (p1 = @pp),
+  virtual_properties (v1 = @pp),
+  session_properties (s1 = @pp),
+  blueprints (
+    (customer := c1, tcol := ds, cr := '@hourly', own := 'alice', st := '2024-01-01', tag := t1, g := a, pp := 'x1',
+     floor := 0, shared := bp1),
+    (customer := c2, tcol := ds, cr := '@daily', own := 'bob', st := '2024-02-01', tag := t2, g := a, pp := 'x2',
+     floor := 1, shared := bp2)
+  )
+);
+CREATE TABLE IF NOT EXISTS @customer.pre_@g AS SELECT 1 AS x;
+SELECT 1 AS a, CAST('2024-01-01' AS DATE) AS ds, @BLUEPRINT_VAR('shared') AS bv, @VAR('shared') AS pv, @shared AS sv,
+  @BLUEPRINT_VAR('only_proj', 'dflt') AS bvp, @VAR('customer', 'nodef') AS vc, @VAR('only_proj') AS vop;
+INSERT INTO @customer.post_tbl SELECT @g;
+ON_VIRTUAL_UPDATE_BEGIN;
+GRANT SELECT ON VIEW @this_model TO ROLE @own;
+ON_VIRTUAL_UPDATE_END;
+"""
+
+
+def test_blueprint_variables_reach_every_property_and_statement_as_sqlmesh_renders_them():
+    """SQLMesh 0.236.4 rendered this model (duckdb) to: cron @hourly/@daily, owner alice/bob, start 2024-01-01/
+    2024-02-01, tags [t1]/[t2], grain a, time_column ds, audit arguments a, physical/virtual/session properties
+    'x1'/'x2', the pre-statement into c1.pre_a, the post-statement SELECT a, the view's GRANT ... TO ROLE alice;
+    a blueprint variable inside a string (description 'desc @customer') stays text."""
+    models = parse_models(PROPERTIES_EXAMPLE, "models/bp.sql", {}, {"shared": "proj", "only_proj": "pv"})
+
+    got = [(m.name, m.schedule.cron, m.owner, m.description, m.start_ms, m.tags, m.grains, m.kind.time_column,
+            m.audits, m.physical_properties, m.virtual_properties, m.session_properties) for m in models]
+    assert got == [
+        ("c1.some_table", "@hourly", "alice", "desc @customer", to_ms("2024-01-01"), ("t1",), ("a",), "ds",
+         (("not_null", (("columns", "ARRAY(a)"),)), ("forall", (("criteria", "ARRAY(a > 0)"),))),
+         (("p1", "x1"),), (("v1", "x1"),), (("s1", "x1"),)),
+        ("c2.some_table", "@daily", "bob", "desc @customer", to_ms("2024-02-01"), ("t2",), ("a",), "ds",
+         (("not_null", (("columns", "ARRAY(a)"),)), ("forall", (("criteria", "ARRAY(a > 1)"),))),
+         (("p1", "x2"),), (("v1", "x2"),), (("s1", "x2"),)),
+    ]
+    c1 = models[0]
+    assert [s.sql for s in (*c1.pre_statements, *c1.post_statements)] == [
+        "CREATE TABLE IF NOT EXISTS c1.pre_a AS SELECT 1 AS x", "INSERT INTO c1.post_tbl SELECT a"]
+    assert [s for s, _ in c1.on_virtual_update] == ["GRANT SELECT ON VIEW __incr_macro__this_model TO ROLE alice"]
+    reparse.cache_clear()
+    assert [reparse(m.definition, m.source, m.context) for m in models] == models
+
+
+def test_project_variables_are_rendered_in_properties_of_a_model_without_blueprints():
+    model = parse_model("MODEL (name @schema.b, kind FULL, cron @every, owner @own); SELECT 1 AS x", "m.sql", {},
+                        {"schema": "sales", "every": "@hourly", "own": "ann"})
+
+    assert (model.name, model.schedule.cron, model.owner) == ("sales.b", "@hourly", "ann")
+
+
+def test_blueprint_var_reads_only_the_entry_and_var_only_the_project_variables():
+    """SQLMesh 0.236.4 rendered PROPERTIES_EXAMPLE's query for c1 as bp1 AS bv, 'proj' AS pv, bp1 AS sv,
+    'dflt' AS bvp, 'nodef' AS vc, 'pv' AS vop: @name prefers the entry, @VAR never reads it, @BLUEPRINT_VAR never
+    reads config.yaml's variables."""
+    models = parse_models(PROPERTIES_EXAMPLE, "models/bp.sql", {}, {"shared": "proj", "only_proj": "pv"})
+
+    assert models[0].query == ("SELECT 1 AS a, CAST('2024-01-01' AS DATE) AS ds, bp1 AS bv, 'proj' AS pv, bp1 AS sv, "
+                               "'dflt' AS bvp, 'nodef' AS vc, 'pv' AS vop")
+    with pytest.raises(ModelDefinitionError, match=r"blueprint variable 'only_proj' is not defined; give it in each "
+                                                   r"entry of the model's blueprints, or give @BLUEPRINT_VAR a default"):
+        parse_models(PROPERTIES_EXAMPLE.replace("'only_proj', 'dflt'", "'only_proj'"), "models/bp.sql", {},
+                     {"shared": "proj", "only_proj": "pv"})
+
+
+def test_merge_clauses_take_blueprint_variables_and_keep_runtime_macros_for_the_run():
+    text = """MODEL (
+  name @c.t,
+  kind INCREMENTAL_BY_UNIQUE_KEY (
+    unique_key @k,
+    when_matched (WHEN MATCHED THEN UPDATE SET target.v = @newv),
+    merge_filter target.region = @region AND target.ds >= @start_ds
+  ),
+  blueprints ((c := s1, k := id, newv := source.v, region := 'eu'), (c := s2, k := id2, newv := 0, region := 'us'))
+);
+SELECT 1 AS id, 1 AS id2, 1 AS v, 'eu' AS region, '2024-01-01' AS ds"""
+
+    kinds = [m.kind for m in parse_models(text, "m.sql")]
+
+    assert [(k.unique_key, k.when_matched, k.merge_filter) for k in kinds] == [
+        (("id",), "WHEN MATCHED THEN UPDATE SET target.v = source.v", "target.region = 'eu' AND target.ds >= ${start_ds}"),
+        (("id2",), "WHEN MATCHED THEN UPDATE SET target.v = 0", "target.region = 'us' AND target.ds >= ${start_ds}"),
+    ]
+    with pytest.raises(ModelDefinitionError, match=r"^m\.sql: line 5, column 59: unknown macro @nope"):
+        parse_models(text.replace("@newv", "@nope"), "m.sql")
+
+
+@pytest.mark.parametrize("prop, said", [
+    ("cron @nope", r"^t\.sql: line 2, column 8: unknown macro @nope"),
+    ("cron @IF(@start_ds > '2024-01-01', '@daily', '@hourly')",
+     r"^t\.sql: line 2, column 3: cron must be known when the model is parsed, but @IF\(\.\.\.\) needs a value known "
+     r"only when a batch runs"),
+])
+def test_a_property_whose_macros_cannot_be_rendered_when_parsing_is_refused_where_it_stands(prop, said):
+    text = f"MODEL (name @a.t,\n  {prop},\n  blueprints ((a := x), (a := y)));\nSELECT 1 AS x"
+
+    with pytest.raises(ModelDefinitionError, match=said):
+        parse_models(text, "t.sql")
 
 
 # --- refusals -------------------------------------------------------------------------------------------------------
@@ -234,6 +347,57 @@ def execute(context, **kwargs):
 """
     with pytest.raises(ModelDefinitionError, match=said):
         parse_python_models(source, "p.py")
+
+
+GEN_BLUEPRINTS = """
+from sqlmesh import macro
+
+@macro()
+def gen_blueprints(evaluator):
+    return "((customer := c1, field_a := x), (customer := c2, field_a := 'z'))"
+"""
+
+PYTHON_FROM_MACRO = """
+import pandas as pd
+from sqlmesh import model
+
+@model("@{customer}.pym", kind="FULL", blueprints="@gen_blueprints()", columns={"a": "text", "b": "text"},
+       owner="@customer", description="@field_a", cron="@hourly")
+def execute(context, start, end, execution_time, **kwargs):
+    return pd.DataFrame({"a": [context.blueprint_var("field_a")], "b": [context.var("shared")]})
+"""
+
+
+@pytest.fixture(scope="module")
+def macro_made_python_models():
+    from pyspark_incr.model.macro_python import from_sources
+
+    macros = from_sources((("macros/gen.py", GEN_BLUEPRINTS),))
+    return parse_python_models(PYTHON_FROM_MACRO, "models/pym.py", {}, {"shared": "proj"}, python_macros=macros)
+
+
+def test_python_blueprints_from_a_project_python_macro_render_the_model_arguments(macro_made_python_models):
+    """SQLMesh 0.236.4 loaded this file into c1.pym (owner c1, description x) and c2.pym (owner c2, description z)."""
+    models = macro_made_python_models
+    reparse.cache_clear()
+
+    assert [(m.name, m.owner, m.description, m.schedule.cron) for m in models] == [
+        ("c1.pym", "c1", "x", "@hourly"), ("c2.pym", "c2", "z", "@hourly")]
+    assert [reparse(m.definition, m.source, m.context) for m in models] == models
+
+
+def test_a_python_models_execute_reads_its_own_blueprint_entry_when_it_runs(macro_made_python_models):
+    """SQLMesh 0.236.4 gave context.blueprint_var the entry's SQL values (x, 'z'); here they are Python values.
+    (The end-to-end test below runs such a model in Spark.)"""
+    from pyspark_incr.model import python_run
+
+    got = []
+    for m in macro_made_python_models:
+        stored = python_model.stored(m.context)
+        context = python_model.ExecutionContext(None, {}, stored["variables"], stored["blueprint"])
+        got.append(python_run.function(m)(context, None, None, None).to_dict("records"))
+
+    assert got == [[{"a": "x", "b": "proj"}], [{"a": "z", "b": "proj"}]]
 
 
 # --- end to end -----------------------------------------------------------------------------------------------------

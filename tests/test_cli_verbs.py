@@ -39,7 +39,7 @@ def test_each_verb_takes_exactly_the_parameters_of_its_procedure(verb):
     actions = [a for a in _subparser(verb)._actions if a.dest != "help"]
     wanted = {p.name for p in spec.params if verb != "status" or p.name in STATUS_PARAMS}
 
-    assert {a.dest for a in actions} - {"png", "json", "table"} == wanted
+    assert {a.dest for a in actions} - ({"png", "json", "table", "color"} - wanted) == wanted
     for param in spec.params:
         action = next((a for a in actions if a.dest == param.name), None)
         if action is None:
@@ -121,7 +121,7 @@ def _shown(monkeypatch, spark, argv: list[str]) -> tuple[str, list]:
     """Run the CLI on ``spark``; the title and rows it printed."""
     printed = []
     monkeypatch.setattr(cli, "_session", lambda args: spark)
-    monkeypatch.setattr(cli, "_show", lambda title, df: printed.append((title, df.collect())) or 0)
+    monkeypatch.setattr(cli, "_show", lambda title, df, color=None: printed.append((title, df.collect())) or 0)
     assert cli.main(argv) == 0
     [(title, rows)] = printed
     return title, rows

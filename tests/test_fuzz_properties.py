@@ -221,6 +221,7 @@ VALID = {
     "signals": "(ready := 'SELECT TRUE')",  # signals
     "session_properties": "(spark.sql.shuffle.partitions = 4)", "virtual_properties": "(team = 'core')",
     "auto_restatement_cron": "'@weekly'", "auto_restatement_intervals": "7",
+    "ignored_rules": "['noselectstar']", "formatting": "false",  # pyspark-incr lint / format
 }
 
 

@@ -64,7 +64,7 @@ def test_the_kernel_runs_this_venvs_python(executed):
 def test_status_renders_as_an_html_table_with_the_procedures_columns(executed):
     header, rows = _table(_html(_cell(executed, "spark.sql(\"CALL incr.status(")))
 
-    assert header == ["model", "kind", "state", "start", "end", "intervals", "table", "claimed_by"]
+    assert header == ["model", "kind", "state", "start", "end", "intervals", "table", "claimed_by", "reason"]
     daily = [r for r in rows if r[0] == "quickstart.daily_revenue"]
     assert [(r[2], r[3], r[4], r[5]) for r in daily] == [("covered", "2024-01-01 00:00:00", "2024-01-09 00:00:00", "8")]
 

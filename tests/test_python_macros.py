@@ -62,6 +62,22 @@ def day_label(evaluator):
 @macro()
 def broken(evaluator):
     return 1 / 0
+
+
+def _shown(value):
+    return f"{type(value).__name__}:{value.name}"
+
+
+@macro()
+def show_vars(evaluator):
+    return exp.Literal.string(f"{_shown(evaluator.blueprint_var('field_a'))}|{evaluator.blueprint_var('region', 'dflt')}"
+                              f"|{evaluator.var('region', 'none')}|{evaluator.var('field_a', 'none')}")
+
+
+@macro()
+def show_vars_per_day(evaluator):
+    return exp.Literal.string(f"{evaluator.locals['start_ds']}|{_shown(evaluator.blueprint_var('field_a'))}|"
+                              f"{evaluator.var('region', 'none')}")
 '''
 
 
@@ -130,6 +146,23 @@ def test_a_macro_that_raises_names_the_model_the_macro_and_the_error(tmp_path):
 def test_an_unknown_macro_lists_the_projects_python_macros(tmp_path):
     with pytest.raises(ModelDefinitionError, match=r"unknown macro @NOPE; .*@add_args"):
         _one(tmp_path, "SELECT @NOPE() AS x")
+
+
+def test_a_python_macro_reads_blueprint_and_project_variables_apart_when_parsed_and_when_run(tmp_path):
+    """SQLMesh 0.236.4 gave such a macro, for the entry (field_a := x): evaluator.blueprint_var('field_a') the
+    SQL value (Column x), blueprint_var of a project variable its default, var of a blueprint variable its default."""
+    text = ("MODEL (name @c.m, kind FULL, blueprints ((c := s1, field_a := x), (c := s2, field_a := 'z')));\n"
+            "SELECT @show_vars() AS now, @show_vars_per_day() AS later")
+    root = _project(tmp_path, {"m": text}, "variables:\n  region: apac\n")
+    models = sorted(load(root).models, key=lambda m: m.name)
+    day = Interval(to_ms("2024-03-01"), to_ms("2024-03-02"))
+
+    rendered = [render_query(m.query, day, 0, where="m", context=m.context).sql("spark") for m in models]
+
+    assert rendered == [
+        "SELECT 'Column:x|dflt|apac|none' AS now, '2024-03-01|Column:x|apac' AS later",
+        "SELECT 'Literal:z|dflt|apac|none' AS now, '2024-03-01|Literal:z|apac' AS later",
+    ]
 
 
 def test_from_sqlmesh_import_macro_runs_without_sqlmesh_installed():

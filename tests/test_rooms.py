@@ -27,7 +27,9 @@ PLACED = {
     "decorators": "model",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.
     "__init__": "cli", "cli_progress": "cli", "cli_status": "cli", "coverage": "cli", "coverage_plot": "cli",
-    "cli_args": "cli", "cli_init": "cli", "cli_validate": "cli",
+    "cli_args": "cli", "cli_init": "cli", "cli_validate": "cli", "cli_plan": "cli",
+    # Table diff reads what environments hold (state, plan) and compares it: the plan room's.
+    "diff": "plan",
 }
 
 

@@ -20,6 +20,7 @@ PROCESS_WIDE = {
     "pyspark_incr/bridge/jar.py": {"_built"},
     "pyspark_incr/model/macro_functions.py": {"BUILTINS"},
     "pyspark_incr/model/pyfiles.py": {"_extra"},
+    "pyspark_incr/project/lint_rules.py": {"REGISTRY"},  # the lint rules' classes, as WRITERS holds the writers
 }
 _MUTABLE_CALLS = {"dict", "set", "list", "defaultdict", "OrderedDict", "WeakValueDictionary", "WeakKeyDictionary"}
 

@@ -127,3 +127,32 @@ def test_override_mapping_keeps_only_true_keys():
 def test_unparseable_query_is_a_model_error():
     with pytest.raises(ModelDefinitionError, match="does not parse"):
         classify("SELECT FROM WHERE (", ["ds"])
+
+
+HOUR_MS = IntervalUnit.HOUR.approx_ms
+
+
+@pytest.mark.parametrize("written, interval, fix", [
+    ("DATE_TRUNC('MONTH', ds)", "day", "set interval_unit to month and a cron no more frequent (cron @monthly "
+                                       "alone sets both), or write the time column ds at its own grain"),
+    ("DATE(ts)", "hour", "set interval_unit to day and a cron no more frequent (cron @daily alone sets both), or "
+                         "write the time column ds at its own grain"),
+    ("TRUNC(ds, 'Q')", "month", "set interval_unit to quarter and a cron no more frequent, or write the time "
+                                "column ds at its own grain"),
+])
+def test_a_coarse_time_column_is_refused_naming_the_interval_unit_that_fits(written, interval, fix):
+    query = f"SELECT {written} AS ds, SUM(amount) AS total\nFROM raw.events GROUP BY 1"
+    verdict = classify(query, ["ds"], interval_ms=IntervalUnit(interval).approx_ms)
+
+    (finding,) = verdict.findings
+    assert (finding.rule, finding.line, finding.column) == ("coarse_time", 1, 8)
+    assert finding.construct.endswith(" AS ds") and finding.why.endswith(fix)
+    assert "allow_coarse_time: true" in message("monthly_totals", verdict)
+
+
+def test_the_time_column_argument_picks_which_partition_column_is_sliced_on():
+    query = "SELECT CAST(ts AS DATE) AS event_date, ts, amount FROM raw.events"
+
+    assert classify(query, ["event_date", "ts"], interval_ms=HOUR_MS, time_column="ts").safe
+    (finding,) = classify(query, ["event_date", "ts"], interval_ms=HOUR_MS, time_column="event_date").findings
+    assert finding.construct == "CAST(ts AS DATE) AS event_date"

@@ -211,3 +211,37 @@ def test_a_having_grouped_by_the_time_column_is_admitted_and_built_in_slices(spa
     _sliced_build_equals_full_recomputation(spark, isolated, raw, (
         "SELECT ds, COUNT(*) AS n, SUM(amount) AS total FROM {raw} "
         "WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds HAVING COUNT(*) > 1"))
+
+
+MONTHLY = ("MODEL (\n  name {name},\n  kind INCREMENTAL_BY_TIME_RANGE (time_column ds),\n  start '2024-01-01',\n"
+           "  cron '{cron}'\n);\n\n"
+           "SELECT DATE_TRUNC('MONTH', ds) AS ds, SUM(amount) AS total\nFROM {raw}\n"
+           "WHERE ds BETWEEN @start_ds AND @end_ds\nGROUP BY 1\n")
+
+
+def test_a_time_column_written_coarser_than_the_interval_is_refused_until_the_interval_fits(
+        spark, isolated, raw, tmp_path):
+    # daily slices of a month label: each would hold one day's sum, kept on the month's first day only
+    name, model = f"{isolated}.monthly", tmp_path / "models" / "monthly.sql"
+    model.parent.mkdir()
+    model.write_text(MONTHLY.format(name=name, raw=raw, cron="@daily"))
+
+    planned = [r for r in _call(spark, "plan", project=str(tmp_path), execution_time=T) if r.model == name]
+    with pytest.raises(Exception) as refused:
+        _call(spark, "apply", project=str(tmp_path), execution_time=T)
+
+    assert planned and "Refused by the incremental safety check" in planned[0].reason
+    message = str(refused.value)
+    assert f"refused model '{name}' ({model})" in message
+    assert ("line 8, column 8: DATE_TRUNC('MONTH', ds) AS ds: a time column written coarser than the model's "
+            "interval") in message
+    assert ("set interval_unit to month and a cron no more frequent (cron @monthly alone sets both), or write the "
+            "time column ds at its own grain") in message
+    assert tables_in(spark, f"{isolated}_physical", isolated) == set()
+    assert state_rows(spark, isolated).get("intervals", 0) == 0
+
+    model.write_text(MONTHLY.format(name=name, raw=raw, cron="@monthly"))
+    _call(spark, "apply", project=str(tmp_path), execution_time="2024-02-01")
+
+    expected = spark.sql(f"SELECT DATE_TRUNC('MONTH', ds) AS ds, SUM(amount) AS total FROM {raw} GROUP BY 1")
+    assert_df_equality(spark.table(name).select("ds", "total"), expected, ignore_nullable=True)

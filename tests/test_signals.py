@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from chispa import assert_df_equality
 
-from conftest import call as _call
+from conftest import call as _call, state_rows
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals import Interval, IntervalSet, to_ms
 from pyspark_incr.intervals.times import format_ms
@@ -154,6 +154,73 @@ def test_a_signal_that_raises_fails_its_model_by_name_skips_its_readers_and_othe
         by_model["daily"].message
     assert (by_model["totals"].status, by_model["totals"].message) == ("skipped", "A parent model failed.")
     assert (by_model["other"].action, by_model["other"].status) == ("build", "ok")
+
+
+def _status(rows) -> dict[str, list[tuple]]:
+    found: dict[str, list[tuple]] = {}
+    for r in rows:
+        found.setdefault(r.model.split(".")[-1], []).append(
+            (r.state, format_ms(to_ms(r.start))[:10], format_ms(to_ms(r.end))[:10], r.reason))
+    return found
+
+
+def test_status_shows_what_a_run_would_leave_waiting_naming_the_signal_and_writes_nothing(spark, isolated,
+                                                                                         monkeypatch):
+    from pyspark_incr.coverage import coverages, render_text
+
+    raw, feed = _raw(spark, isolated, days=2), f"{isolated}_raw.feed"
+    spark.sql(f"CREATE TABLE {feed} USING parquet AS SELECT 1 AS x")
+    names = {k: f"{isolated}.{k}" for k in ("daily", "totals", "fed")}
+    _call(spark, "create_model", definition=_daily(
+        names["daily"], raw, f"(ready := 'SELECT COUNT(*) > 0 FROM {raw} WHERE ds = @start_ds')"))
+    _call(spark, "create_model", definition=_daily(names["totals"], names["daily"]))
+    _call(spark, "create_model", definition=_daily(names["fed"], raw, f"(ready := 'SELECT COUNT(*) > 0 FROM {feed}')"))
+    _call(spark, "apply", execution_time="2024-01-03 01:00:00")
+    spark.sql(f"INSERT INTO {raw} VALUES (900, DATE'2024-01-03')")  # 01-03 lands, 01-04 does not
+    spark.sql(f"DROP TABLE {feed}")  # fed's signal now fails
+    before = state_rows(spark, isolated)
+    check, asked = readiness.check, []
+    monkeypatch.setattr(readiness, "check", lambda spark, model, missing, *rest: asked.append(
+        (model.name.split(".")[-1], str(missing))) or check(spark, model, missing, *rest))
+
+    rows = _call(spark, "status", execution_time="2024-01-05 01:00:00")
+
+    assert state_rows(spark, isolated) == before, "looking wrote no state"
+    assert sorted(asked) == [("daily", "[2024-01-03, 2024-01-05)"), ("fed", "[2024-01-03, 2024-01-05)")], \
+        "only the models with signals, only over their missing intervals"
+    monkeypatch.undo()
+    assert _status(rows)["daily"] == [("covered", "2024-01-01", "2024-01-03", None),
+                                      ("missing", "2024-01-03", "2024-01-04", None),
+                                      ("waiting", "2024-01-04", "2024-01-05", "Signal ready says not ready.")]
+    assert _status(rows)["totals"][1:] == [
+        ("missing", "2024-01-03", "2024-01-04", None),
+        ("waiting", "2024-01-04", "2024-01-05", f"Waits for {names['daily']}, whose interval is not ready.")]
+    [(state, *_, failed)] = _status(rows)["fed"][1:]
+    assert state == "missing" and failed.startswith(f"Model {names['fed']}: signal ready failed: AnalysisException")
+    drawn = render_text(coverages([r for r in rows if r.model == names["daily"]]), to_ms("2024-01-05 01:00:00"), 90)
+    assert "▒ waiting for a signal" in drawn and "2/4 built, 1 gap, 1 waiting" in drawn
+    # what status said waits is what a run leaves waiting; what it said missing, the run builds
+    ran = _call(spark, "run", execution_time="2024-01-05 01:00:00", select=f"{names['daily']}, {names['totals']}")
+    assert sorted(_steps(ran)) == [("daily", "build", "2024-01-03", "2024-01-04", "ok"),
+                                   ("daily", "wait", "2024-01-04", "2024-01-05", "waiting"),
+                                   ("totals", "build", "2024-01-03", "2024-01-04", "ok"),
+                                   ("totals", "wait", "2024-01-04", "2024-01-05", "waiting")]
+
+
+def test_the_timeline_marks_waiting_intervals_apart_from_gaps_and_says_how_many_wait():
+    from pyspark_incr.coverage import coverages, render_text
+
+    rows = [{"model": "db.daily", "kind": "K", "state": s, "start": a, "end": b, "intervals": n, "table": None}
+            for s, a, b, n in (("covered", "2024-01-01", "2024-01-05", 4), ("missing", "2024-01-05", "2024-01-06", 1),
+                               ("covered", "2024-01-06", "2024-01-08", 2), ("waiting", "2024-01-08", "2024-01-10", 2))]
+
+    drawn = render_text(coverages(rows), to_ms("2024-01-10"), 100)
+
+    line = next(text for text in drawn.splitlines() if text.startswith("db.daily"))
+    bar = line.split()[2]
+    assert bar.count("░") and bar.count("▒") and bar.index("░") < bar.index("▒"), line
+    assert line.endswith("6/9 built, 1 gap, 2 waiting")
+    assert drawn.splitlines()[-1] == "█ built   ░ missing   · not complete yet   ▒ waiting for a signal"
 
 
 # --- parsing and checking, without Spark ------------------------------------------------------------

@@ -14,6 +14,7 @@ from pyspark_incr.project.unit_tests import discover, parse_tests
 from pyspark_incr.run.unit_tests import compare
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "unit_tests" / "example"
+PYTHON_MODELS = Path(__file__).parent / "fixtures" / "unit_tests" / "python_models"
 
 
 def _by_test(rows) -> dict:
@@ -302,30 +303,6 @@ def test_select_naming_no_test_is_an_error_listing_the_tests(spark):
         call(spark, "test", project=str(EXAMPLE), select="nothing_like_it")
 
 
-def test_a_test_of_a_python_model_says_it_is_not_supported_and_the_others_run(spark, tmp_path):
-    tests = """
-test_py:
-  model: sqlmesh_example.py_model
-  outputs:
-    query: [{x: 1}]
-test_sql:
-  model: sqlmesh_example.colors
-  outputs:
-    query:
-      partial: true
-      rows: [{color: Yellow}]
-"""
-    root = _project(tmp_path, tests)
-    (root / "models" / "py_model.py").write_text(
-        "from sqlmesh import model\n\n\n@model('sqlmesh_example.py_model', kind='full', columns={'x': 'int'})\n"
-        "def execute(context, start, end, execution_time, **kwargs):\n    return None\n")
-    rows = _by_test(call(spark, "test", project=str(root)))
-
-    assert rows["test_py"]["status"] == "error"
-    assert "tests of Python models are not supported yet" in rows["test_py"]["message"]
-    assert rows["test_sql"]["status"] == "passed"
-
-
 def test_discover_skips_files_not_named_test():
     names = [t.name for t in discover(EXAMPLE)]
 
@@ -342,3 +319,74 @@ def test_the_cli_exits_non_zero_when_a_test_fails_or_cannot_run(spark, tmp_path,
     assert cli.main(["test", "--project", str(broken)]) == 1
     out = capsys.readouterr().out
     assert "test_colors" in out and "passed" in out and "test_wrong_count" in out and "failed" in out
+
+
+# --- Python models --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def python_run(spark):
+    """The Python-model project's tests, run once while real tables of the same names hold other rows.
+
+    Yields the rows by test and what the real tables held before and after the run.
+    """
+    spark.sql("CREATE DATABASE IF NOT EXISTS py_raw")
+    spark.sql("CREATE DATABASE IF NOT EXISTS py_shop")
+    spark.sql("CREATE TABLE py_raw.orders (item_id INT, qty INT) USING parquet")
+    spark.sql("INSERT INTO py_raw.orders VALUES (9, 99)")
+    spark.sql("CREATE TABLE py_raw.customers (id INT) USING parquet")
+    spark.sql("INSERT INTO py_raw.customers VALUES (1), (2), (3)")
+    spark.sql("CREATE TABLE py_shop.totals (item_id INT, qty BIGINT) USING parquet")
+    spark.sql("INSERT INTO py_shop.totals VALUES (7, 7)")
+
+    def tables() -> set:
+        return {(t.database, t.name) for db in ("py_raw", "py_shop") for t in spark.catalog.listTables(db)}
+
+    before = tables()
+    try:
+        rows = _by_test(call(spark, "test", project=str(PYTHON_MODELS)))
+        yield {"rows": rows, "before": before, "after": tables(),
+               "orders": spark.table("py_raw.orders").collect(), "totals": spark.table("py_shop.totals").collect(),
+               "temp_views": [t.name for t in spark.catalog.listTables() if t.name.startswith("__incr_test_")]}
+    finally:
+        spark.sql("DROP DATABASE py_raw CASCADE")
+        spark.sql("DROP DATABASE py_shop CASCADE")
+
+
+@pytest.mark.parametrize("name", [
+    "test_spark_frame", "test_spark_frame_with_vars", "test_pandas_frame_vars_and_times", "test_pandas_frame_defaults",
+    "test_generator",
+])
+def test_a_python_models_test_passes_when_execute_gives_the_expected_rows(python_run, name):
+    row = python_run["rows"][name]
+
+    assert (row["status"], row["message"]) == ("passed", "")
+
+
+def test_a_python_models_wrong_rows_show_the_same_diff_as_a_sql_models(python_run):
+    row = python_run["rows"]["test_generator_wrong"]
+
+    assert row["status"] == "failed"
+    assert row["message"] == ("query: Data mismatch (exp: expected, act: actual)\n\n"
+                              "     qty\n"
+                              "     exp  act\n"
+                              "  1  5    4")
+
+
+def test_a_python_model_reading_a_table_its_test_does_not_give_is_an_error_naming_it(python_run):
+    row = python_run["rows"]["test_unlisted_table"]
+
+    assert row["status"] == "error"
+    assert ("test test_unlisted_table: execute() of model py_shop.sneaky reads py_raw.customers, which inputs: "
+            "does not give") in row["message"]
+
+
+def test_a_python_models_test_reads_and_writes_no_real_table(python_run):
+    """Real tables named like the inputs and the models hold other rows; only the fixture rows are seen."""
+    writer = python_run["rows"]["test_writer"]
+
+    assert python_run["rows"]["test_generator"]["status"] == "passed"  # read py_raw.orders by its own name
+    assert writer["status"] == "error" and "reads py_shop.written, which inputs: does not give" in writer["message"]
+    assert python_run["after"] == python_run["before"]
+    assert python_run["orders"] == [(9, 99)] and python_run["totals"] == [(7, 7)]
+    assert python_run["temp_views"] == []

@@ -3,9 +3,10 @@
 A SQL model's MODEL block may hold ``blueprints ((customer := c1, field_a := x), (customer := c2, ...))``,
 or a macro call giving such a list (``@EACH(@values, x -> (customer := schema_@x))``, a Python
 macro returning the text). Each entry makes one model: its variables render the name
-(``name @customer.some_table``) and the query as project variables do, and take precedence over
-them. A Python model passes ``blueprints=[{...}, ...]`` to ``@model`` (see
-:mod:`pyspark_incr.model.python_model`).
+(``name @customer.some_table``), every other property (:mod:`pyspark_incr.model.macro_properties`),
+the query and the statements around it as project variables do, and take precedence over them;
+``@BLUEPRINT_VAR`` reads only them, ``@VAR`` only the project's. A Python model passes
+``blueprints=[{...}, ...]`` to ``@model`` (see :mod:`pyspark_incr.model.python_model`).
 
 Each expanded model keeps its entry in its context under :data:`KEY` (variable -> SQL text for a
 SQL model), so :func:`pyspark_incr.model.definition.reparse` rebuilds that one model from the
@@ -31,6 +32,7 @@ from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model import macro_parse, macros
 from pyspark_incr.model.block import Property, parse_block
 from pyspark_incr.model.macro_eval import MacroEvaluator, NeedsRuntime
+from pyspark_incr.model.macro_properties import padded_text
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 #: The key of a blueprint model's context JSON: its entry's variables.
@@ -70,7 +72,7 @@ def entries(text: str, source: str, variables: Mapping[str, Any] | None,
 def _evaluated(prop: Property, text: str, variables: Mapping[str, Any], python: Mapping[str, Callable[..., Any]],
                dialect: str, where: str) -> exp.Expression | None:
     """The property's value with its macros evaluated (a macro call giving the entries, ``@x`` inside them)."""
-    hidden = macros.hide_macros(_padded(prop, text))
+    hidden = macros.hide_macros(padded_text(prop, text))
     try:
         statements = [s for s in macro_parse.parse(hidden, dialect) if s is not None]
     except SQLGLOT_ERRORS:
@@ -110,10 +112,9 @@ def _entry(entry: exp.Expression, number: int, prop: Property, where: str) -> di
     return out
 
 
-def scope(props: dict[str, Any], blueprint: Mapping[str, str] | None, variables: Mapping[str, Any],
-          text: str, where: str) -> dict[str, Any]:
-    """The variables a model's query sees: the project's, overridden by ``blueprint``'s (its entry, from
-    :func:`entries`). Takes ``blueprints`` out of ``props`` and renders the ``name`` there with the entry.
+def scope(props: dict[str, Any], blueprint: Mapping[str, str] | None, where: str) -> dict[str, exp.Expression]:
+    """The variables of ``blueprint`` (a SQL model's entry, from :func:`entries`) as SQL values; takes
+    ``blueprints`` out of ``props`` (:mod:`.macro_properties` renders the name and the other properties with them).
 
     A definition with blueprints parsed without an entry is refused: it stands for several models.
     """
@@ -123,18 +124,19 @@ def scope(props: dict[str, Any], blueprint: Mapping[str, str] | None, variables:
             raise ModelDefinitionError(
                 f"{where}: {declared.at}: a definition with blueprints stands for several models, which only a "
                 "project's models/ directory can hold; put the file there, or write one definition per model")
-        return dict(variables)
-    values = {k: sqlglot.parse_one(v, read="spark") for k, v in blueprint.items()}
-    merged = {**variables, **values}
-    name = props.get("name")
-    if isinstance(name, Property):
-        props["name"] = _rendered_name(name, text, merged, where)
-    return merged
+        return {}
+    return {k: sqlglot.parse_one(v, read="spark") for k, v in blueprint.items()}
+
+
+def stored_variables(context: Mapping[str, Any]) -> dict[str, exp.Expression]:
+    """The blueprint variables a SQL model's stored context keeps, as SQL values (``{}`` without blueprints):
+    what its macros left for the run read."""
+    return {k: sqlglot.parse_one(v, read="spark") for k, v in (context.get(KEY) or {}).items()}
 
 
 def _rendered_name(prop: Property, text: str, variables: Mapping[str, Any], where: str) -> Property:
     """``name @customer.some_table`` with the blueprint's variables in it."""
-    padded = _padded(prop, text)
+    padded = padded_text(prop, text)
     hidden = macros.hide_macros(padded)
     if hidden == padded:
         return prop
@@ -153,15 +155,6 @@ def _rendered_name(prop: Property, text: str, variables: Mapping[str, Any], wher
     return Property(prop.key, value, shown, prop.line, prop.col)
 
 
-def _padded(prop: Property, text: str) -> str:
-    """The property's value text preceded by as many spaces as stand before it on its line, so positions in
-    it are columns of the definition."""
-    lines = text.splitlines()
-    line = lines[prop.line - 1] if 0 < prop.line <= len(lines) else ""
-    col = line.find(prop.text.split("\n", 1)[0], prop.col - 1 + len(prop.key))
-    return " " * max(col, 0) + prop.text
-
-
 def distinct(models: list[Any]) -> list[Any]:
     """``models`` (one per blueprint) when their names differ; else the refusal, naming the file."""
     seen: dict[str, int] = {}
@@ -175,13 +168,15 @@ def distinct(models: list[Any]) -> list[Any]:
     return models
 
 
-def python_entries(given: Any, where: str, variables: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A Python model's ``blueprints=``: a list of dicts, or SQL text (``"@EACH(@values, x -> (c := x))"``),
-    as JSON-safe ``{variable: value}`` entries (what its context stores)."""
+def python_entries(given: Any, where: str, variables: Mapping[str, Any],
+                   python: Mapping[str, Callable[..., Any]] | None = None) -> list[dict[str, Any]]:
+    """A Python model's ``blueprints=``: a list of dicts, or SQL text (``"@EACH(@values, x -> (c := x))"``,
+    ``"@gen_blueprints()"`` calling a Python macro of the project: ``python``, by name), as JSON-safe
+    ``{variable: value}`` entries (what its context stores)."""
     if isinstance(given, str):
         text = f"MODEL (name a.b, blueprints {given})"
         listed = [{k: _python(sqlglot.parse_one(v, read="spark")) for k, v in e.items()}
-                  for e in entries(text, where, variables) or []]
+                  for e in entries(text, where, variables, python) or []]
     elif isinstance(given, (list, tuple)) and all(isinstance(e, dict) for e in given):
         listed = [{str(k).lower(): v for k, v in e.items()} for e in given]
     else:

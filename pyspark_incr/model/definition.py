@@ -32,7 +32,7 @@ from pyspark_incr.model.block import KindSpec, Property, parse_block
 from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
 from pyspark_incr.model.overrides import OVERRIDES
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
-from pyspark_incr.model import blueprints, extras, macro_parse, macro_python, python_model
+from pyspark_incr.model import blueprints, extras, macro_parse, macro_properties, macro_python, python_model
 from pyspark_incr.model import signals as model_signals
 from pyspark_incr.model import statements as model_statements
 from pyspark_incr.model.macro_eval import MacroEvaluator
@@ -114,6 +114,9 @@ class Model:
     custom_audits: tuple[AuditDef, ...] = ()
     #: Incremental safety rules the owner vouches for (``allow_window_functions``, ...): see ``pyspark_incr.safety``.
     safety_overrides: tuple[str, ...] = ()
+    #: Lint rules not run on this model (``"ALL"``: none), and False to keep ``pyspark-incr format`` off its file.
+    ignored_rules: tuple[str, ...] = ()
+    formatting: bool = True
     #: signals: what must say an interval is ready before it is built (:mod:`pyspark_incr.model.signals`).
     signals: tuple[model_signals.Signal, ...] = ()
     # What SQLMesh models carry around their query (pyspark_incr.model.extras):
@@ -185,6 +188,8 @@ MODEL_PROPS: tuple[Prop, ...] = (
     Prop("references", as_model_names, METADATA),
     Prop("audits", as_calls, METADATA, aliases=("assertions",)),
     Prop("safety_overrides", as_safety_overrides, METADATA),
+    Prop("ignored_rules", as_words, METADATA),  # pyspark-incr lint, pyspark-incr format: no table changes
+    Prop("formatting", as_bool, METADATA),
     Prop("signals", model_signals.as_signals, METADATA),
     Prop("session_properties", extras.as_settings, METADATA),
     Prop("virtual_properties", extras.as_view_properties, METADATA),
@@ -212,7 +217,9 @@ def parse_model(
     where = source if source != "registry" else "model definition"
     block = parse_block(text, where)
     props = dict(block.properties)
-    scope = blueprints.scope(props, blueprint, variables or {}, text, where)  # the query's variables
+    scope = blueprints.scope(props, blueprint, where)  # the entry's variables
+    project_macros = python_macros or macro_python.ProjectMacros()
+    props, prop_macros = macro_properties.render(props, text, variables or {}, scope, project_macros.functions, where)
     name_at = props["name"].at if isinstance(props.get("name"), Property) else ""
     name = _name(props, where)
     where = f"model {name}" + (f" ({source})" if source != "registry" else "")
@@ -228,8 +235,11 @@ def parse_model(
     query_text, section, section_line = extras.split_virtual_update(block.query_text, block.query_line, where)
     if section_line:
         block = dataclasses.replace(block, query_text=query_text)
-        values["on_virtual_update"] = extras.virtual_update_statements(section, section_line, variables or {}, where)
-    query, depends_on, used_macros, around = _query(block, kind, dialect, scope, where, python_macros)
+        values["on_virtual_update"] = extras.virtual_update_statements(section, section_line, variables or {}, where,
+                                                                       scope)
+    query, depends_on, query_macros, around = _query(block, kind, dialect, variables or {}, scope, where,
+                                                     project_macros)
+    used_macros = project_macros.files_of(prop_macros | query_macros)
     values.update(around)  # pre/post-statements: only when the model has some
     start, end = values.get("start_ms"), values.get("end_ms")
     if start is not None and end is not None and end <= start:
@@ -285,10 +295,10 @@ def reparse(definition: str, source: str, context: str) -> Model:
     ``incr.run`` re-reads every model of the environment.
     """
     extra = json.loads(context) if context else {}
+    stored_macros = macro_python.from_sources(tuple(tuple(f) for f in extra["macros"])) if "macros" in extra else None
     if python_model.MARK in extra:  # Python models: the stored file source runs again
         return python_model.reparse(definition, source, extra, parse_model, audits_from_json(extra.get("audits", [])),
-                                    model_signals.from_context(extra.get("signals")))
-    stored_macros = macro_python.from_sources(tuple(tuple(f) for f in extra["macros"])) if "macros" in extra else None
+                                    model_signals.from_context(extra.get("signals")), python_macros=stored_macros)
     return parse_model(definition, source, extra.get("defaults"), extra.get("variables"),
                        audits_from_json(extra.get("audits", [])), model_signals.from_context(extra.get("signals")),
                        python_macros=stored_macros, blueprint=extra.get(blueprints.KEY))
@@ -311,10 +321,12 @@ def parse_models(text: str, source: str = "registry", defaults: dict[str, Any] |
 
 
 def parse_python_models(text: str, source: str = "registry", defaults: dict[str, Any] | None = None,
-                        variables: dict[str, Any] | None = None, *more: Any) -> list[Model]:
+                        variables: dict[str, Any] | None = None, *more: Any,
+                        python_macros: macro_python.ProjectMacros | None = None) -> list[Model]:
     """The models a project's Python file declares with ``@model`` (:mod:`pyspark_incr.model.python_model`), each
-    read through :func:`parse_model` (``more``: its further arguments, custom audits and signals)."""
-    return python_model.models_in(text, source, parse_model, defaults, variables, *more)
+    read through :func:`parse_model` (``more``: its further arguments, custom audits and signals;
+    ``python_macros``: the project's, which ``blueprints="@gen_blueprints()"`` may call)."""
+    return python_model.models_in(text, source, parse_model, defaults, variables, *more, python_macros=python_macros)
 
 
 def _name(props: dict, where: str) -> str:
@@ -343,28 +355,29 @@ WHOLE_QUERY = "__incr_whole_query"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_ -]+")
 
 
-def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], where: str,
-           python_macros: macro_python.ProjectMacros | None = None,
-           ) -> tuple[str | None, tuple[str, ...], tuple[tuple[str, str], ...], dict[str, Any]]:
-    """The query as Spark SQL with its macros evaluated (:mod:`pyspark_incr.model.macro_eval`), the tables it
-    reads, the Python macro files (path, text) it calls, and its pre/post-statements as Model fields."""
+def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], blueprint: dict[str, Any],
+           where: str, project_macros: macro_python.ProjectMacros,
+           ) -> tuple[str | None, tuple[str, ...], set[str], dict[str, Any]]:
+    """The query as Spark SQL with its macros evaluated (:mod:`pyspark_incr.model.macro_eval`; ``blueprint``: the
+    variables of the model's blueprint entry), the tables it reads, the names of the Python macros it calls, and
+    its pre/post-statements as Model fields."""
     text = block.query_text
     if not kind.needs_query:
         if text:
             raise ModelDefinitionError(f"{where}: kind {kind.name} takes no query; remove the text after the MODEL block")
-        return None, (), (), {}
+        return None, (), set(), {}
     if not text:
         raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
     hidden, guarded = model_statements.guard(macros.hide_macros(text))  # statement-level @IF(cond, statement)
-    project_macros = python_macros or macro_python.ProjectMacros()
-    evaluator = MacroEvaluator(dialect=dialect, variables=variables, python=project_macros.functions, where=where,
+    evaluator = MacroEvaluator(dialect=dialect, variables=variables, blueprint=blueprint,
+                               python=project_macros.functions, where=where,
                                locate=macros.locator(hidden, block.query_line), kind_macros=kind.macros)
     try:
         parsed = macro_parse.parse(hidden, dialect)
     except SQLGLOT_ERRORS as e:
         # A call of an unknown macro function is refused by name and place: that says more than the parser.
         known = [*evaluator.macros, *kind.macros]
-        refusal = macros.unsupported_call(hidden, block.query_line, variables, where, kind.macros, known)
+        refusal = macros.unsupported_call(hidden, block.query_line, evaluator.variables, where, kind.macros, known)
         raise refusal or ModelSyntaxError(query_parse_error(e, where, text, hidden, block.query_line)) from None
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     split = model_statements.split(statements, guarded, evaluator, where)
@@ -381,7 +394,7 @@ def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], 
     made = {t for q in split.sources for t in tables_read(q)}
     depends_on = tuple(sorted({*tables_read(ast), *evaluator.relations, *made} - split.local_names))
     around = {k: v for k, v in (("pre_statements", split.pre), ("post_statements", split.post)) if v}
-    return ast.sql(dialect="spark", comments=False), depends_on, project_macros.files_of(evaluator.used), around
+    return ast.sql(dialect="spark", comments=False), depends_on, evaluator.used, around
 
 
 def tables_read(ast: exp.Expression) -> tuple[str, ...]:

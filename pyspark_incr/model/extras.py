@@ -128,16 +128,18 @@ def split_virtual_update(text: str, first_line: int, where: str) -> tuple[str, s
     return text[:begin.start].rstrip(), " " * column + text[body_start:end.start], line
 
 
-def virtual_update_statements(section: str, line: int, variables: dict[str, Any],
-                              where: str) -> tuple[tuple[str, str], ...]:
+def virtual_update_statements(section: str, line: int, variables: dict[str, Any], where: str,
+                              blueprint: dict[str, Any] | None = None) -> tuple[tuple[str, str], ...]:
     """Each statement of an ON_VIRTUAL_UPDATE section as ``(Spark SQL, 'line L, column C')``, project
-    variables substituted and ``@this_model`` kept for :func:`render_statement`.
+    variables and those of the model's ``blueprint`` entry substituted and ``@this_model`` kept for
+    :func:`render_statement`.
 
     Only parse-time macros (variables, @VAR) and ``@this_model`` are allowed: the statements run when a
     view is swapped, outside any interval.
     """
     hidden = macros.hide_macros(section)
-    refusal = macros.unsupported_call(hidden, line, variables, where)
+    scope = {**variables, **(blueprint or {})}
+    refusal = macros.unsupported_call(hidden, line, scope, where)
     if refusal is not None:
         raise refusal
     out = []
@@ -151,8 +153,8 @@ def virtual_update_statements(section: str, line: int, variables: dict[str, Any]
             raise ModelSyntaxError(f"{where}: {at}: on_virtual_update statement {macros.unhide(piece)!r} does not "
                                    f"parse: {str(e).splitlines()[0]}") from None
         if not isinstance(statement, exp.Command):
-            statement = macros.resolve_variables([statement], variables, where,
-                                                 macros.locator(hidden, line)).transform(_words(variables))
+            statement = macros.resolve_variables([statement], variables, where, macros.locator(hidden, line),
+                                                 blueprint=blueprint).transform(_words(scope))
         _only_this_model(statement, piece, where, at)
         out.append((statement.sql("spark") if not isinstance(statement, exp.Command) else piece, at))
     return tuple(out)
@@ -178,12 +180,16 @@ def render_statement(statement: str, view: exp.Table) -> str:
 
 
 def _words(variables: dict[str, Any]) -> Any:
-    """A transform putting variables where sqlglot reads ``@name`` as a bare word (a TBLPROPERTIES value)."""
+    """A transform putting variables where sqlglot reads ``@name`` as a bare word (a TBLPROPERTIES value) or as
+    a name (``GRANT ... TO ROLE @owner``, ``@schema.table``)."""
     values = {k.lower(): v for k, v in variables.items()}
 
     def put(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Var) and node.name.startswith(macros.PREFIX):
+        if isinstance(node, (exp.Var, exp.Identifier)) and node.name.startswith(macros.PREFIX):
             name = node.name[len(macros.PREFIX):].lower()
+            if name in values and isinstance(node, exp.Identifier):
+                value = values[name]
+                return exp.to_identifier(value.name if isinstance(value, exp.Expression) else str(value))
             if name in values:
                 return exp.convert(values[name])
         return node

@@ -21,7 +21,7 @@ _MODEL_DATA = fields_affecting(MODEL_PROPS, DATA)
 _WHEN_SET = ("safety_overrides", "signals",
              "session_properties", "virtual_properties", "on_virtual_update")
 _MODEL_METADATA = tuple(f for f in fields_affecting(MODEL_PROPS, METADATA)
-                        if f not in ("grain", "grains", "dialect", *_WHEN_SET))
+                        if f not in ("grain", "grains", "dialect", "ignored_rules", "formatting", *_WHEN_SET))
 
 
 def data_hash(model: Model, parents: Mapping[str, str] | None = None) -> str:

@@ -3,9 +3,10 @@
 A query is read with :func:`pyspark_incr.model.macros.hide_macros` and
 :func:`pyspark_incr.model.macro_parse.parse`, so ``@name`` is a column named
 ``macros.PREFIX + name`` and ``@FN(...)`` a function of that name. The evaluator
-substitutes variables (``@DEF``, project variables, lambda parameters), interpolates
-``@x``/``@{x}`` inside identifiers, and calls macro functions (the built-ins of
-:mod:`pyspark_incr.model.macro_functions` and a project's Python macros).
+substitutes variables (``@DEF``, a blueprint entry's and the project's, lambda parameters),
+interpolates ``@x``/``@{x}`` inside identifiers, and calls macro functions (the built-ins of
+:mod:`pyspark_incr.model.macro_functions` and a project's Python macros, through
+:mod:`pyspark_incr.model.macro_call`; values convert as :mod:`pyspark_incr.model.macro_values` says).
 
 Two stages. When the model is parsed, the runtime macros (``@start_ds``, ``@this_model``, ...)
 have no value: as plain values they stay ``${start_ds}`` parameters, and a macro call that
@@ -22,34 +23,28 @@ needs one's VALUE (``@IF(@start_ds > '2024-06-01', a, b)``) stays in the query a
 
 from __future__ import annotations
 
-import inspect
 import re
-import types
-import typing
-from datetime import date, datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 import sqlglot
 from sqlglot import exp
 
 from pyspark_incr.errors import IncrError, ModelDefinitionError
 from pyspark_incr.model import macros
+from pyspark_incr.model.macro_call import NeedsRuntime, bind_lambda, invoke, spark_columns
 from pyspark_incr.model.macro_functions import BUILTINS
 from pyspark_incr.model.macro_parse import CLAUSE_IF
+from pyspark_incr.model.macro_values import SQL, as_text, coerce, python_value, to_expression
 from pyspark_incr.model.macros import BRACE, BRACE_END, CURSOR, PREFIX, RUNTIME, THIS_MODEL, macro_name
+
+#: What other modules import from here (the evaluator's pieces live in macro_call and macro_values).
+__all__ = ["MacroEvaluator", "NeedsRuntime", "SQL", "SCHEMA_UNAVAILABLE", "coerce", "spark_columns", "to_expression"]
+
 
 #: What ``columns_to_types`` answers at parse time for a relation whose columns are not known yet (SQLMesh's).
 SCHEMA_UNAVAILABLE = {"__schema_unavailable_at_load__": "unknown"}
 _INTERPOLATION = re.compile(rf"{BRACE}(\w+?){BRACE_END}|{PREFIX}(\w+)")
 _MISSING = object()
-
-
-class SQL(str):
-    """A macro argument as its SQL text: annotate a Python macro's parameter ``: SQL`` (as in SQLMesh)."""
-
-
-class NeedsRuntime(Exception):
-    """A macro needs the value of a runtime variable (or a schema) that parse time does not know."""
 
 
 class _Locals(dict):
@@ -72,8 +67,10 @@ class _Locals(dict):
 class MacroEvaluator:
     """Evaluates the macros of one model's query; Python macros receive it as their first argument.
 
-    ``runtime`` (the values of the runtime macros) is None at parse time; ``python`` the project's
-    Python macros by name; ``schemas`` answers ``columns_to_types`` (None: not known here).
+    ``variables`` are the project's, ``blueprint`` the variables of the model's blueprint entry (``@name``
+    reads both, the blueprint's first; ``@VAR`` only the project's, ``@BLUEPRINT_VAR`` only the blueprint's,
+    as in SQLMesh). ``runtime`` (the values of the runtime macros) is None at parse time; ``python`` the
+    project's Python macros by name; ``schemas`` answers ``columns_to_types`` (None: not known here).
     """
 
     def __init__(self, *, dialect: str = "spark", variables: Mapping[str, Any] | None = None,
@@ -81,16 +78,20 @@ class MacroEvaluator:
                  runtime: Mapping[str, exp.Expression] | None = None, where: str = "model",
                  locate: Callable[[exp.Expression, int], str] | None = None,
                  kind_macros: frozenset[str] = frozenset(),
-                 schemas: Callable[[str], dict[str, str] | None] | None = None):
+                 schemas: Callable[[str], dict[str, str] | None] | None = None,
+                 blueprint: Mapping[str, Any] | None = None):
         self.dialect = dialect
         self.where = where
         self._stage = "loading" if runtime is None else "evaluating"
-        self.variables = {k.lower(): v for k, v in (variables or {}).items()}
+        self.project_variables = {k.lower(): v for k, v in (variables or {}).items()}
+        self.blueprint_variables = {k.lower(): v for k, v in (blueprint or {}).items()}
+        #: What ``@name`` reads (SQLMesh's ``evaluator.variables``): a blueprint's value wins over the project's.
+        self.variables = {**self.project_variables, **self.blueprint_variables}
         self.python = {k.lower(): v for k, v in (python or {}).items()}
         self.macros = {**BUILTINS, **self.python}
         self.locals = _Locals(runtime is not None)
         for name, value in (runtime or {}).items():
-            self.locals[name] = _python_value(value)
+            self.locals[name] = python_value(value)
         self.kind_macros = kind_macros
         #: Names of the Python macros the query called (their files travel with the model).
         self.used: set[str] = set()
@@ -102,12 +103,12 @@ class MacroEvaluator:
 
     # ------------------------------------------------------------------ what SQLMesh's evaluator offers
     def var(self, name: str, default: Any = None) -> Any:
-        """A project variable's value, ``default`` when it is not defined."""
-        return self.variables.get(name.lower(), default)
+        """A project variable's value (config.yaml ``variables``), ``default`` when it is not defined."""
+        return self.project_variables.get(name.lower(), default)
 
     def blueprint_var(self, name: str, default: Any = None) -> Any:
-        """A blueprint variable's value (blueprints fill the same variables here), else ``default``."""
-        return self.var(name, default)
+        """A variable of the model's blueprint entry (a SQL model's as a SQL expression), else ``default``."""
+        return self.blueprint_variables.get(name.lower(), default)
 
     @property
     def runtime_stage(self) -> str:
@@ -148,7 +149,7 @@ class MacroEvaluator:
         if _needs_runtime(node):
             raise NeedsRuntime(node.sql())
         if isinstance(node, exp.Literal):
-            return _python_value(node)
+            return python_value(node)
         from sqlglot.executor import execute
 
         try:
@@ -190,7 +191,7 @@ class MacroEvaluator:
         saved = {n: dict.get(self.locals, n, _MISSING) for n in names}
         self.locals.update(zip(names, values))
         try:
-            body = _bind_params(func.this.copy(), dict(zip(names, values)))
+            body = bind_lambda(func.this.copy(), dict(zip(names, values)))
             return self._expand(body, frozenset())
         finally:
             for n, v in saved.items():
@@ -309,7 +310,7 @@ class MacroEvaluator:
                     raise NeedsRuntime(name)
                 shown = "{" + name + "}" if match.group(1) else name
                 raise self._unknown(shown, ident, text.find(match.group(0)))
-            return _text(found, self.dialect)
+            return as_text(found, self.dialect)
 
         new = _INTERPOLATION.sub(value, text)
         return exp.to_identifier(new, quoted=ident.quoted or None) if new != text else ident
@@ -339,29 +340,8 @@ class MacroEvaluator:
         return exp.Anonymous(this=PREFIX + node.name[len(PREFIX):].upper(), expressions=kept)
 
     def _invoke(self, name: str, func: Callable[..., Any], args: list[Any]) -> Any:
-        positional = [a for a in args if not isinstance(a, exp.PropertyEQ)]
-        keywords = {a.this.name: a.expression for a in args if isinstance(a, exp.PropertyEQ)}
-        try:
-            signature = inspect.signature(func)
-            bound_args = signature.bind(self, *positional, **keywords)
-        except TypeError as e:
-            raise ModelDefinitionError(f"{self.where}: macro @{name.upper()}: {e}; check its arguments") from None
-        hints = _hints(func)
-        for param, value in list(bound_args.arguments.items())[1:]:
-            kind = signature.parameters[param].kind
-            if kind == inspect.Parameter.VAR_POSITIONAL:
-                bound_args.arguments[param] = tuple(coerce(v, hints.get(param), self.dialect) for v in value)
-            elif kind == inspect.Parameter.VAR_KEYWORD:
-                bound_args.arguments[param] = {k: coerce(v, hints.get(param), self.dialect) for k, v in value.items()}
-            else:
-                bound_args.arguments[param] = coerce(value, hints.get(param), self.dialect)
         self._guessed = False
-        try:
-            result = func(*bound_args.args, **bound_args.kwargs)
-        except (NeedsRuntime, IncrError):
-            raise
-        except Exception as e:  # noqa: BLE001 - a project's macro may raise anything
-            raise ModelDefinitionError(f"{self.where}: macro @{name} failed: {type(e).__name__}: {e}") from None
+        result = invoke(self, name, func, args, self.where, self.dialect)
         if self._guessed:
             raise NeedsRuntime(f"columns of a relation in @{name}")
         return self._result(result)
@@ -388,26 +368,6 @@ class MacroEvaluator:
                               [n for n in names if n != "runtime_stage"])
 
 
-def spark_columns(table: str) -> dict[str, str] | None:
-    """Column name -> Spark type of ``table`` in the active Spark session; None when there is none or no table."""
-    try:
-        from pyspark import SparkContext
-        from pyspark.sql import SparkSession
-    except ImportError:
-        return None
-    # A procedure's Python side may run on a thread that has no active session, but the application's is there.
-    spark = SparkSession.getActiveSession()
-    if spark is None and SparkContext._active_spark_context is not None:
-        spark = SparkSession.builder.getOrCreate()
-    if spark is None:
-        return None
-    try:
-        fields = spark.table(table).schema.fields
-    except Exception:  # noqa: BLE001 - a missing table is reported by the caller, by name
-        return None
-    return {f.name: f.dataType.simpleString() for f in fields}
-
-
 def _call_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Anonymous) and isinstance(node.this, str) and node.this.lower().startswith(PREFIX):
         return node.this[len(PREFIX):].lower()
@@ -420,137 +380,9 @@ def _var_name(node: exp.Expression) -> str | None:
     return name if name and name.isidentifier() else None
 
 
-def _bind_params(body: exp.Expression, values: dict[str, Any]) -> exp.Expression:
-    """A lambda body with its parameters (plain names, not ``@x``) replaced by the argument values."""
-
-    def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, (exp.Identifier, exp.Column)) and not (isinstance(node, exp.Column) and node.table):
-            if isinstance(node.parent, (exp.Alias, exp.TableAlias)) and node.arg_key == "alias":
-                return node
-            if isinstance(node.parent, exp.Column) and isinstance(node, exp.Identifier):
-                return node
-            name = node.name.lower()
-            if name in values:
-                return to_expression(values[name])
-        return node
-
-    return body.transform(replace, copy=False)
-
-
 def _needs_runtime(node: exp.Expression) -> bool:
     return any(isinstance(n, exp.Parameter) or _call_name(n) is not None for n in node.walk())
 
 
 def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else ([] if value is None else [value])
-
-
-def _text(value: Any, dialect: str) -> str:
-    """A value as it reads inside an identifier: a string's text, a column's name."""
-    if isinstance(value, exp.Literal):
-        return str(value.this)
-    if isinstance(value, (exp.Column, exp.Identifier, exp.Table)) and not (isinstance(value, exp.Column) and value.table):
-        return value.name
-    if isinstance(value, exp.Expression):
-        return value.sql(dialect)
-    return str(value)
-
-
-def to_expression(value: Any) -> exp.Expression:
-    """A Python or SQL value as a SQL expression (a copy: each use gets its own node)."""
-    if isinstance(value, exp.Expression):
-        return value.copy()
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, (int, float)):
-        return exp.Literal.number(value)
-    if value is None:
-        return exp.Null()
-    if isinstance(value, (list, tuple)):
-        return exp.Array(expressions=[to_expression(v) for v in value])
-    if isinstance(value, datetime):
-        return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), "TIMESTAMP")
-    if isinstance(value, date):
-        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
-    return exp.Literal.string(str(value))
-
-
-def _python_value(node: Any) -> Any:
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return node.this
-        number = float(node.this)
-        return int(number) if number.is_integer() and "." not in node.this else number
-    if isinstance(node, exp.Boolean):
-        return node.this
-    if isinstance(node, exp.Null):
-        return None
-    return node
-
-
-def _hints(func: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(func)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: coerce by what can be read
-        return {k: v for k, v in getattr(func, "__annotations__", {}).items() if not isinstance(v, str)}
-
-
-def coerce(value: Any, hint: Any, dialect: str = "spark") -> Any:
-    """A macro argument converted to its parameter's annotation, as SQLMesh does; unchanged when it cannot be."""
-    if hint is None or hint is inspect.Parameter.empty or hint is Any or not isinstance(value, exp.Expression):
-        return value
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        for arm in typing.get_args(hint):
-            got = coerce(value, arm, dialect)
-            if got is not value or (isinstance(arm, type) and isinstance(value, arm)):
-                return got
-        return value
-    if origin in (list, tuple, Iterable) or hint in (list, tuple):
-        inner = (typing.get_args(hint) or (None,))[0]
-        items = value.expressions if isinstance(value, (exp.Array, exp.Tuple)) else [value]
-        got = [coerce(v, inner, dialect) for v in items]
-        return tuple(got) if origin is tuple or hint is tuple else got
-    try:
-        return _scalar(value, hint, dialect)
-    except (ValueError, TypeError, sqlglot.errors.ParseError):
-        return value
-
-
-def _scalar(value: exp.Expression, hint: Any, dialect: str) -> Any:
-    if hint is SQL:
-        return SQL(value.sql(dialect))
-    if hint is bool:
-        if isinstance(value, exp.Boolean):
-            return value.this
-        if isinstance(value, (exp.Literal, exp.Column)) and value.name.lower() in ("true", "false"):
-            return value.name.lower() == "true"
-        return value
-    if hint in (int, float):
-        if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
-            number = -float(value.this.this)
-        elif isinstance(value, exp.Literal):
-            number = float(value.this)
-        else:
-            return value
-        return int(number) if hint is int else number
-    if hint is str:
-        if isinstance(value, (exp.Literal, exp.Identifier)) or (isinstance(value, exp.Column) and not value.table):
-            return value.name
-        return value.sql(dialect)
-    if hint in (datetime, date):
-        text = value.name if isinstance(value, exp.Literal) else None
-        parsed = datetime.fromisoformat(text) if text else None
-        return value if parsed is None else (parsed if hint is datetime else parsed.date())
-    if isinstance(hint, type) and issubclass(hint, exp.Expression):
-        if isinstance(value, hint):
-            return value
-        if isinstance(value, exp.Literal) and value.is_string:
-            return sqlglot.parse_one(value.this, read=dialect, into=hint)
-        if hint is exp.Table and isinstance(value, (exp.Column, exp.Identifier)):
-            return exp.to_table(value.sql(dialect), dialect=dialect)
-        if hint is exp.Identifier and isinstance(value, exp.Column) and not value.table:
-            return value.this
-        if hint is exp.Column and isinstance(value, exp.Identifier):
-            return exp.column(value)
-    return value

@@ -87,13 +87,10 @@ def sql(evaluator, text, into=None):
 
 @builtin("var")
 def var(evaluator, name, default=None):
-    """``@VAR('name'[, default])``: a project variable."""
-    if not isinstance(name, exp.Literal) or not name.is_string:
-        raise ModelDefinitionError(f"{evaluator.where}: @VAR takes a quoted variable name and an optional default, "
-                                   "e.g. @VAR('region', 'eu')")
-    key = name.this.lower()
-    if key in evaluator.variables:
-        return evaluator.literal(evaluator.variables[key])
+    """``@VAR('name'[, default])``: a project variable (config.yaml ``variables``), never a blueprint's."""
+    key = _variable_name(evaluator, name, "VAR", "region', 'eu")
+    if key in evaluator.project_variables:
+        return evaluator.literal(evaluator.project_variables[key])
     if default is not None:
         return default
     raise ModelDefinitionError(
@@ -103,8 +100,22 @@ def var(evaluator, name, default=None):
 
 @builtin("blueprint_var")
 def blueprint_var(evaluator, name, default=None):
-    """``@BLUEPRINT_VAR('name'[, default])``: a blueprint variable."""
-    return var(evaluator, name, default)
+    """``@BLUEPRINT_VAR('name'[, default])``: a variable of the model's blueprint entry, never a project's."""
+    key = _variable_name(evaluator, name, "BLUEPRINT_VAR", "customer', 'none")
+    if key in evaluator.blueprint_variables:
+        return evaluator.literal(evaluator.blueprint_variables[key])
+    if default is not None:
+        return default
+    raise ModelDefinitionError(
+        f"{evaluator.where}: blueprint variable {key!r} is not defined; give it in each entry of the model's "
+        "blueprints, or give @BLUEPRINT_VAR a default")
+
+
+def _variable_name(evaluator, name, macro: str, example: str) -> str:
+    if not isinstance(name, exp.Literal) or not name.is_string:
+        raise ModelDefinitionError(f"{evaluator.where}: @{macro} takes a quoted variable name and an optional "
+                                   f"default, e.g. @{macro}('{example}')")
+    return name.this.lower()
 
 
 @builtin("and")

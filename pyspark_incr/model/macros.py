@@ -75,6 +75,7 @@ def unhide(hidden: str) -> str:
 def resolve_variables(
     statements: list[exp.Expression], project_vars: dict[str, Any], where: str,
     locate: Callable[[exp.Expression], str] | None = None, kind_macros: frozenset[str] = frozenset(),
+    blueprint: dict[str, Any] | None = None,
 ) -> exp.Expression:
     """The one query of ``statements`` with ``@DEF`` and project variables substituted.
 
@@ -82,6 +83,8 @@ def resolve_variables(
     not a runtime macro is an error naming it (and, with ``locate``, saying where it stands).
     A kind's own macros (``@last_value``) are runtime macros only when ``kind_macros`` names them,
     so a time-range query using one is refused here rather than rendered with a meaningless value.
+    ``blueprint`` (the model's blueprint entry) wins over project variables for ``@name``; ``@VAR`` reads
+    project variables only, as in SQLMesh.
 
     >>> import sqlglot
     >>> q = sqlglot.parse(hide_macros("SELECT * FROM t WHERE c > @last_value"), read="spark")
@@ -93,10 +96,11 @@ def resolve_variables(
     pyspark_incr.errors.ModelDefinitionError: model m: @last_value is only available in INCREMENTAL_BY_CURSOR models
     """
     *defs, query = statements
-    variables = {k.lower(): _literal(v) for k, v in project_vars.items()}
+    project = {k.lower(): _literal(v) for k, v in project_vars.items()}
+    variables = {**project, **{k.lower(): _literal(v) for k, v in (blueprint or {}).items()}}
     for statement in defs:
         name, value = _definition(statement, where)
-        variables[name] = value
+        variables[name] = project[name] = value  # @VAR reads @DEF's names too
 
     def substitute(node: exp.Expression) -> exp.Expression:
         macro = macro_name(node)
@@ -106,7 +110,7 @@ def resolve_variables(
         if isinstance(node, exp.Anonymous):
             if macro != "var":
                 raise unknown(macro, variables, where, at, kind_macros)
-            return _var_call(node, variables, where)
+            return _var_call(node, project, where)
         if macro in variables:
             return variables[macro].copy()
         if macro in RUNTIME - CURSOR or macro in kind_macros:
@@ -167,6 +171,8 @@ def _var_call(node: exp.Anonymous, variables: dict[str, exp.Expression], where: 
 
 
 def _literal(value: Any) -> exp.Expression:
+    if isinstance(value, exp.Expression):  # a blueprint's value, SQL as written
+        return value
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, (int, float)):

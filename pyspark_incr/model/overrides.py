@@ -14,5 +14,6 @@ OVERRIDE_RULES = {
     "allow_subqueries": "subquery",
     "allow_nondeterministic": "nondeterministic",
     "allow_distinct": "distinct",
+    "allow_coarse_time": "coarse_time",
 }
 OVERRIDES = tuple(OVERRIDE_RULES)

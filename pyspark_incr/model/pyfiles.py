@@ -132,7 +132,8 @@ def _where(error: BaseException, source: str) -> str:
 #: Module names a SQLMesh project imports, mapped to the names each must offer (filled by :func:`stand_in`).
 _SQLMESH_MODULES = ("sqlmesh", "sqlmesh.core", "sqlmesh.core.macros", "sqlmesh.core.model", "sqlmesh.core.model.kind",
                     "sqlmesh.core.context", "sqlmesh.core.signal", "sqlmesh.core.execution_context",
-                    "sqlmesh.utils", "sqlmesh.utils.date")  # signals: to_datetime("1 week ago")
+                    "sqlmesh.utils", "sqlmesh.utils.date",  # signals: to_datetime("1 week ago")
+                    "sqlmesh.core.linter", "sqlmesh.core.linter.rule")  # lint rules: linter/*.py
 _extra: dict[str, Any] = {}
 _lock = threading.RLock()
 

@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model import blueprints, pyfiles
+from pyspark_incr.model.macro_values import to_expression
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS
 
 #: The key of a Python model's context JSON (value: the name its ``@model`` gives): how :func:`reparse` knows it.
@@ -160,9 +161,10 @@ if __name__ == "pyspark_incr.model.python_model":  # not a second copy (pytest's
 # --- reading a file ------------------------------------------------------------------------------------------------
 
 def models_in(text: str, source: str, parse: Callable[..., Any], defaults: dict[str, Any] | None = None,
-              variables: dict[str, Any] | None = None, *more: Any) -> list[Any]:
+              variables: dict[str, Any] | None = None, *more: Any, python_macros: Any = None) -> list[Any]:
     """The models a Python file declares, each parsed by ``parse`` (:func:`parse_model`) from its ``@model``;
-    ``more``: parse_model's further arguments (the project's custom audits, signals)."""
+    ``more``: parse_model's further arguments (the project's custom audits, signals); ``python_macros``: the
+    project's (``blueprints="@gen_blueprints()"`` and ``@model`` arguments may call them)."""
     found = registrations(text, source)
     if not found:
         raise ModelDefinitionError(
@@ -171,9 +173,9 @@ def models_in(text: str, source: str, parse: Callable[..., Any], defaults: dict[
     seen: set[str] = set()
     models = []
     for reg in found:
-        entries = _blueprints(reg, source, variables or {})
+        entries = _blueprints(reg, source, variables or {}, python_macros)
         for entry in entries:
-            model = _model(reg, text, source, parse, defaults or {}, variables or {}, more, entry)
+            model = _model(reg, text, source, parse, defaults or {}, variables or {}, more, entry, python_macros)
             if model.name in seen:
                 said = "; the name must use a blueprint variable, e.g. \"@{customer}.some_table\"" if entry else ""
                 raise ModelDefinitionError(f"{model.located if entry else source}: two @model(...) are named "
@@ -183,21 +185,24 @@ def models_in(text: str, source: str, parse: Callable[..., Any], defaults: dict[
     return models
 
 
-def _blueprints(reg: pyfiles.Registration, source: str, variables: dict[str, Any]) -> list[dict[str, Any] | None]:
+def _blueprints(reg: pyfiles.Registration, source: str, variables: dict[str, Any],
+                python_macros: Any = None) -> list[dict[str, Any] | None]:
     """The entries of ``@model(blueprints=...)``, one model each; ``[None]`` without blueprints."""
     given = reg.options.get("blueprints")
     if given is None:
         return [None]
-    return blueprints.python_entries(given, f"model {reg.name} ({source})", variables)
+    python = python_macros.functions if python_macros is not None else None
+    return blueprints.python_entries(given, f"model {reg.name} ({source})", variables, python)
 
 
-def reparse(definition: str, source: str, extra: dict[str, Any], parse: Callable[..., Any], *more: Any) -> Any:
+def reparse(definition: str, source: str, extra: dict[str, Any], parse: Callable[..., Any], *more: Any,
+            python_macros: Any = None) -> Any:
     """A Python model stored in state (``extra``: its context): its file's source run again, the ``@model`` it
     names read as :func:`models_in` read it."""
     for reg in registrations(definition, source):
         if reg.name == extra[MARK]:
             return _model(reg, definition, source, parse, extra.get("defaults") or {}, extra.get("variables") or {},
-                          more, extra.get(blueprints.KEY))
+                          more, extra.get(blueprints.KEY), python_macros)
     raise ModelDefinitionError(f"{source}: the stored Python source no longer declares @model({extra[MARK]!r})")
 
 
@@ -213,7 +218,8 @@ def stored(text: str) -> dict[str, Any]:
 
 
 def _model(reg: pyfiles.Registration, text: str, source: str, parse: Callable[..., Any], defaults: dict[str, Any],
-           variables: dict[str, Any], more: tuple, blueprint: dict[str, Any] | None = None) -> Any:
+           variables: dict[str, Any], more: tuple, blueprint: dict[str, Any] | None = None,
+           python_macros: Any = None) -> Any:
     options = dict(reg.options)
     options.pop("blueprints", None)
     name = reg.name if blueprint is None else blueprints.render_name(
@@ -229,9 +235,12 @@ def _model(reg: pyfiles.Registration, text: str, source: str, parse: Callable[..
                                    "declare one @model per table")
     dialect = str(options.get("dialect") or defaults.get("dialect") or "spark")
     typed = _columns(columns, dialect, where)
-    lines = _block_lines(name, options, typed, where)
+    lines = _block_lines(name, options, typed, where, frozenset({*variables, *(blueprint or {})}))
     try:
-        model = parse(_definition(lines, typed), source, defaults, variables, *more)
+        # the entry as SQL values: @model arguments such as owner="@customer" are rendered with it, as in SQLMesh
+        entry = None if blueprint is None else {k: to_expression(v).sql("spark") for k, v in blueprint.items()}
+        model = parse(_definition(lines, typed), source, defaults, variables, *more, python_macros=python_macros,
+                      blueprint=entry)
     except ModelDefinitionError as e:
         raise type(e)(_placed(str(e), [key for key, _ in lines])) from None
     reads = _depends_on(reg, text, depends_on, variables, where, model.name, blueprint)
@@ -271,13 +280,18 @@ _NAME_KEYS = frozenset({"grain", "grains", "references", "partitioned_by", "clus
 #: Kind properties whose text values are SQL written as is (MERGE clauses, a condition).
 _RAW_KIND_KEYS = frozenset({"when_matched", "merge_filter", "unique_key"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ``@name`` alone, and the start of a macro call ``@NAME(``: text of an @model argument that is a macro.
+_BARE = re.compile(r"@([A-Za-z_]\w*)")
+_CALL = re.compile(r"@[A-Za-z_]\w*\s*\(")
 
 
-def _block_lines(name: str, options: dict[str, Any], columns: list[tuple[str, str]], where: str) -> list[tuple[str, str]]:
-    """The MODEL block's properties, one a line: ``(argument, text)``."""
+def _block_lines(name: str, options: dict[str, Any], columns: list[tuple[str, str]], where: str,
+                 known: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The MODEL block's properties, one a line: ``(argument, text)``; ``known``: the variables a value such as
+    ``"@customer"`` may name (:func:`_is_macro`)."""
     cols = ", ".join(f"{exp.to_identifier(c, quoted=True).sql('spark')} {t}" for c, t in columns)
     lines = [("name", f"name {_name_text(name, where)}"), ("columns", f"columns ({cols})")]
-    kind = _kind_text(options.pop("kind", None) or "FULL", where)  # FULL by default, as in SQLMesh
+    kind = _kind_text(options.pop("kind", None) or "FULL", where, known)  # FULL by default, as in SQLMesh
     kind_name = kind.split()[0]
     if kind_name in ModelKindName.__members__ and kind_name not in PYTHON_KINDS:  # unknown ones: parse_model says
         raise ModelDefinitionError(f"{where}: kind {kind_name} cannot be a Python model; use a SQL model, "
@@ -289,7 +303,7 @@ def _block_lines(name: str, options: dict[str, Any], columns: list[tuple[str, st
         if key in ("audits", "assertions"):
             text = _tuple(_audit_text(a, where) for a in value)
         else:
-            text = _sql(value, key in _NAME_KEYS, key in ("partitioned_by", "clustered_by"))
+            text = _sql(value, key in _NAME_KEYS, key in ("partitioned_by", "clustered_by"), known)
         lines.append((key, f"{key} {text}"))
     return lines
 
@@ -301,7 +315,7 @@ def _name_text(name: str, where: str) -> str:
     return ".".join(exp.to_identifier(p, quoted=True).sql("spark") for p in parts)
 
 
-def _kind_text(kind: Any, where: str) -> str:
+def _kind_text(kind: Any, where: str, known: frozenset[str] = frozenset()) -> str:
     """``kind`` as written in a MODEL block: a name, a dict with ``name``, or a kind class instance."""
     if isinstance(kind, _Kind):
         name, props = kind.name, kind.properties
@@ -313,7 +327,7 @@ def _kind_text(kind: Any, where: str) -> str:
     if not isinstance(name, str) or not _IDENTIFIER.fullmatch(str(name)):
         raise ModelDefinitionError(f"{where}: kind {kind!r} is no kind; write kind=\"FULL\" or "
                                    "kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column=\"ds\")")
-    inner = ", ".join(f"{k} {_sql(v, True, k in _RAW_KIND_KEYS)}" for k, v in props.items() if v is not None)
+    inner = ", ".join(f"{k} {_sql(v, True, k in _RAW_KIND_KEYS, known)}" for k, v in props.items() if v is not None)
     return str(name).upper() + (f" ({inner})" if inner else "")
 
 
@@ -328,8 +342,9 @@ def _audit_text(call: Any, where: str) -> str:
     raise ModelDefinitionError(f"{where}: audit {call!r} is not \"name\" or (\"name\", {{argument: value}})")
 
 
-def _sql(value: Any, names: bool, raw: bool = False) -> str:
-    """A Python value as SQL text: text quoted, unless ``names`` (a plain word) or ``raw`` (SQL as written)."""
+def _sql(value: Any, names: bool, raw: bool = False, known: frozenset[str] = frozenset()) -> str:
+    """A Python value as SQL text: text quoted, unless ``names`` (a plain word), ``raw`` (SQL as written) or a
+    macro (:func:`_is_macro`; ``known``: the variables it may name)."""
     if isinstance(value, exp.Expression):
         return value.sql("spark")
     if isinstance(value, Enum):
@@ -341,14 +356,23 @@ def _sql(value: Any, names: bool, raw: bool = False) -> str:
     if isinstance(value, (datetime, date)):
         value = value.isoformat()
     if isinstance(value, str):
-        if raw or (names and _IDENTIFIER.fullmatch(value)):
+        if raw or (names and _IDENTIFIER.fullmatch(value)) or _is_macro(value, known):
             return value
         return exp.Literal.string(value).sql("spark")
     if isinstance(value, dict):
-        return _tuple(f"{_sql(k, True)} = {_sql(v, names, raw)}" for k, v in value.items())
+        return _tuple(f"{_sql(k, True)} = {_sql(v, names, raw, known)}" for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
-        return _tuple(_sql(v, names, raw) for v in value)
+        return _tuple(_sql(v, names, raw, known) for v in value)
     return exp.Literal.string(str(value)).sql("spark")
+
+
+def _is_macro(text: str, known: frozenset[str]) -> bool:
+    """``"@customer"`` (a ``known`` variable), ``"@{region}_x"``, ``"@IF(...)"``: a value SQLMesh renders as a macro.
+    Other text stays text (``"@daily"``, ``"@data-team"``), so its reader judges it (a cron, an owner)."""
+    bare = _BARE.fullmatch(text)
+    if bare:
+        return bare.group(1).lower() in {k.lower() for k in known}
+    return text.startswith("@{") or bool(_CALL.match(text))
 
 
 def _tuple(items: Iterable[str]) -> str:

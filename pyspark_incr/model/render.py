@@ -25,6 +25,7 @@ from sqlglot import exp
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_datetime
+from pyspark_incr.model import blueprints
 from pyspark_incr.model.macro_eval import MacroEvaluator, spark_columns
 from pyspark_incr.model.macro_python import from_sources
 from pyspark_incr.model.macros import PREFIX, THIS_MODEL, macro_table
@@ -130,9 +131,11 @@ def _finish_macros(ast: exp.Expression, values: dict[str, exp.Expression], where
         target = (table_map or {}).get(name.lower())
         return spark_columns(target.sql("spark") if target is not None else name)
 
-    stored = json.loads(context).get("macros") if '"macros"' in context else None
-    python = from_sources(tuple(tuple(f) for f in stored)).functions if stored else {}
-    evaluator = MacroEvaluator(runtime=values, python=python, where=where, schemas=columns)
+    stored = json.loads(context) if context else {}
+    python = from_sources(tuple(tuple(f) for f in stored["macros"])).functions if stored.get("macros") else {}
+    # A Python macro reading evaluator.var/blueprint_var gets the values the model was parsed with.
+    evaluator = MacroEvaluator(runtime=values, python=python, where=where, schemas=columns,
+                               variables=stored.get("variables"), blueprint=blueprints.stored_variables(stored))
     # A parameter whose name has no value here is left for the substitution below, which refuses it by name.
     return evaluator.finish(ast)
 

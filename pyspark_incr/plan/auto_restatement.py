@@ -16,18 +16,22 @@ Who not: models with ``disable_restatement`` (SCD type 2 by default), INCREMENTA
 ``disable_restatement`` on), cursor models, models with nothing built yet; a model not restated passes
 nothing on to the models reading it, as in SQLMesh.
 
-Once per tick: the run records the restatement in the ``auto_restatements`` state table only when every
-step of every model it restated ended ok; otherwise the next run restates again.
+Once per tick, across applications: the run decides the restatement again once it holds the claims of the
+tables it writes (:mod:`pyspark_incr.run.guard` plans again under them), and records it in the
+``auto_restatements`` state table before it gives them back, only when every step of every model it restated
+ended ok (otherwise the next run restates again). Another application's run due at the same tick waits for
+those claims, then reads the record and restates nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from croniter import croniter
 
+from pyspark_incr.errors import ClaimLost
 from pyspark_incr.intervals.ranges import BEGINNING, END, Interval, IntervalSet
 from pyspark_incr.intervals.times import to_datetime, to_ms
 from pyspark_incr.model.definition import Model
@@ -122,8 +126,10 @@ def references(store: StateStore) -> dict[str, int]:
     return found
 
 
-def record(store: StateStore, plan: Any, results: list[Any]) -> None:
-    """After a prod run: each completed auto restatement, and each table whose clock starts now."""
+def record(store: StateStore, plan: Any, results: list[Any], check: Callable[[str, str], None]) -> None:
+    """After a prod run, under its claims: each completed auto restatement, and each table whose clock starts
+    now. ``check(table, what)`` checks the claim on the table before its row is written; a claim lost
+    meanwhile (:class:`ClaimLost`) records nothing of its table, so the next run restates it again."""
     if plan.env != PROD:
         return
     models = [mp for mp in plan.models if cron_of(mp.model) and mp.table_name]
@@ -139,8 +145,17 @@ def record(store: StateStore, plan: Any, results: list[Any]) -> None:
             rows.append(_row(mp, plan.window.execution_ms, "restate", span))
         elif mp.table_name not in started:
             rows.append(_row(mp, plan.window.execution_ms, "start", None))
-    if rows:
-        store.append(t.AUTO_RESTATEMENTS, rows)
+    kept = [row for row in rows if _still_held(check, row)]
+    if kept:
+        store.append(t.AUTO_RESTATEMENTS, kept)
+
+
+def _still_held(check: Callable[[str, str], None], row: dict[str, Any]) -> bool:
+    try:
+        check(row["table_name"], f"auto restatement: {row['op']} {row['model']}")
+    except ClaimLost:
+        return False
+    return True
 
 
 def _row(mp: Any, execution_ms: int, op: str, span: Interval | None) -> dict[str, Any]:

@@ -73,7 +73,7 @@ def plan_run(store: StateStore, env: str, window: Window, pattern: str | None, r
              span: Interval | None = None, signals: bool = True, auto_restate: bool = False) -> Plan:
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run);
     with ``restate``, only the models restating ``restate`` over ``span`` touches (the plan of incr.restate).
-    ``signals=False`` leaves models' signals unasked (incr.status: looking must not run the project's checks);
+    ``signals=False`` leaves models' signals unasked (their missing intervals all planned as if ready);
     ``auto_restate`` (incr.run) restates the models whose ``auto_restatement_cron`` ticked, in prod."""
     current = store.environment(env)
     known = {n: e.parsed() for n, e in current.items()}
@@ -191,7 +191,7 @@ class _Context:
                          table_exists=exists, batch_concurrency=concurrency, view=view,
                          view_exists=view is not None and self._listed_in(view),
                          previous_table=entry.table_name if entry and held else None, category=category, held=held,
-                         conform=conform)
+                         conform=conform, previous=entry.parsed() if change in (CHANGED, METADATA) else None)
         if not can_build(model):
             return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
         if category == forward.FORWARD_ONLY and exists:

@@ -70,6 +70,8 @@ class ModelPlan:
     waiting: tuple[tuple[Interval, str], ...] = ()
     #: signals: a signal failed while checking; nothing of the model is built and the run reports this.
     signal_error: str = ""
+    #: The version the environment holds, for a changed or metadata-changed model (what the plan's diff compares).
+    previous: Model | None = field(default=None, compare=False, repr=False)
 
     @property
     def unsafe(self) -> str:

@@ -70,7 +70,8 @@ def judge(model: Model, sources: tuple[Source, ...]) -> Judgement:
 @lru_cache(maxsize=4096)
 def _judge(name: str, definition: str, query: str, dialect: str, source: str, overrides: tuple[str, ...],
            time_column: str, partitions: tuple[str, ...], sources: tuple[Source, ...], interval_ms: int) -> Judgement:
-    verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides, interval_ms)
+    verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides, interval_ms,
+                       time_column)
     derived = bounds.derive(query, time_column, {s.name: s.column for s in sources},
                             windows_vouched="allow_window_functions" in overrides)
     found = tuple(derived[s.name] for s in sources if s.name in derived)
@@ -127,19 +128,20 @@ def check(models: list) -> None:
 
 
 def _verdict(definition: str, query: str, dialect: str, partitions: tuple[str, ...], sources: list[str],
-             overrides: tuple[str, ...], interval_ms: int) -> classify.Verdict:
+             overrides: tuple[str, ...], interval_ms: int, time_column: str) -> classify.Verdict:
     """The classifier's verdict, positioned in the model's file: the query as written when it stands alone
     after the MODEL block, else (``@DEF`` statements before it, or macro functions that write SQL the text
     does not show, such as ``@EACH`` building window functions) the query as compiled."""
     def compiled() -> classify.Verdict:
-        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark", interval_ms), 0, 0)
+        return _unhidden(classify.classify(query, partitions, sources, overrides, "spark", interval_ms,
+                                           time_column=time_column), 0, 0)
 
     try:
         block = parse_block(definition)
         text = hide_macros(block.query_text)
         if calls_macro_functions(text):
             return compiled()
-        verdict = classify.classify(text, partitions, sources, overrides, dialect, interval_ms)
+        verdict = classify.classify(text, partitions, sources, overrides, dialect, interval_ms, time_column=time_column)
     except ModelDefinitionError:
         return compiled()
     return _unhidden(verdict, block.query_line - 1, block.query_col - 1)

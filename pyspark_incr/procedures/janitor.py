@@ -28,6 +28,7 @@ from pyspark_incr.plan.environment import physical_table
 from pyspark_incr.procedures.common import WAIT, duration_arg, wait_arg
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
+from pyspark_incr.run import adopt
 from pyspark_incr.run.locks import Locks, owner_id, table_key
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
@@ -51,7 +52,8 @@ class _Recorded:
     "janitor",
     "List (dry_run, the default) or drop the physical tables and views of model versions no environment "
     "references any more, unreferenced for longer than older_than. Only objects pyspark-incr created and "
-    "state recorded are touched; a dropped table's intervals are removed from state.",
+    "state recorded are touched (never a table incr.adopt registered); a dropped table's intervals are removed "
+    "from state.",
     params=(
         Param("older_than", "string",
               "Only objects unreferenced for longer than this: '7 days', '12 hours', '30 minutes', '0 days', "
@@ -108,8 +110,9 @@ def _candidates(spark: Any, store: StateStore, cutoff: datetime) -> list[tuple[e
             seen = recorded.get(key)
             if seen is None or key in referenced or not _named_for(name, seen.model, schema):
                 continue
-            if seen.last_seen < cutoff:
-                candidates.append((exp.table_(name, db=schema, quoted=True), seen))
+            table = exp.table_(name, db=schema, quoted=True)
+            if seen.last_seen < cutoff and not adopt.is_adopted(spark, table):  # another tool created it: not ours
+                candidates.append((table, seen))
     return candidates
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark_incr.plan.categorize import parse_overrides
+from pyspark_incr.plan.diff import change_diff
 from pyspark_incr.plan.planner import Plan, plan_changes
 from pyspark_incr.plan.sources import desired_models
 from pyspark_incr.plan.validate import validate
@@ -50,6 +51,12 @@ PLAN_OUTPUT = (
     Column("intervals", "bigint", "Number of missing intervals in the range."),
     Column("batches", "bigint", "Number of jobs apply will run for the range."),
     Column("table", "string", "The table or view the environment reads the model from."),
+    Column("diff", "string", "On the first row of a model whose own definition changed (added, removed, changed "
+                             "directly or metadata): the models downstream it affects, each with its category and "
+                             "why ('affects shop.totals: indirect breaking. Reads shop.daily (breaking): rebuild.'), "
+                             "then unified diffs of its SQL (pretty-printed, so whitespace and comments never "
+                             "show) and of its MODEL properties, against the version the environment holds; "
+                             "NULL on other rows."),
 )
 
 
@@ -83,11 +90,12 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
     for mp in the_plan.models:
         table = mp.view_name or mp.table_name or "(inlined into its children)"
         ranges = list(mp.missing) or [None]
-        for r in ranges:
+        shown = change_diff(the_plan, mp)
+        for k, r in enumerate(ranges):
             count = mp.model.schedule.unit.count(r.start, r.end) if r else 0
             jobs = sum(1 for b in mp.batches if b.start < r.end and r.start < b.end) if r else len(mp.batches)
             rows.append((mp.name, mp.kind, mp.change, mp.category or None, mp.reason or None, ts(r.start if r else None),
-                         ts(r.end if r else None), count, jobs, table))
+                         ts(r.end if r else None), count, jobs, table, shown if k == 0 else None))
     return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pyspark_incr.errors import ArgumentError, UnknownModelError
@@ -18,7 +19,7 @@ from pyspark_incr.procedures.common import (
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run import guard
-from pyspark_incr.run.locks import in_flight
+from pyspark_incr.run.locks import in_flight, table_key
 from pyspark_incr.state.store import StateStore
 
 
@@ -41,11 +42,16 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     env_name = env_arg(spark, env)
     plan = plan_run(store, env_name, window, select, auto_restate=True)
     replan = lambda: plan_run(StateStore(spark), env_name, window, select, auto_restate=True)  # noqa: E731
-    results = guard.execute(spark, store, plan, replan, "run", limit, stop, wait_arg("run", wait), partial=True)
-    auto_restatement.record(StateStore(spark), plan, results)
+    results = guard.execute(spark, store, plan, replan, "run", limit, stop, wait_arg("run", wait), partial=True,
+                            settle=partial(_record_auto_restatements, spark))
     if raising:
         raise_failures("run", env_name, results, store.schema)
     return batch_rows(results)
+
+
+def _record_auto_restatements(spark: Any, done: Any, results: list, fence: Any) -> None:
+    """What incr.run auto-restated, recorded before its claims are given back (so no other run restates it too)."""
+    auto_restatement.record(StateStore(spark), done, results, lambda table, what: fence.commit(table_key(table), what))
 
 
 @procedure(
@@ -98,13 +104,18 @@ def restate(spark: Any, model: str, start: str | None, end: str | None, env: str
     output=(
         Column("model", "string", "Model name."),
         Column("kind", "string", "Model kind."),
-        Column("state", "string", "covered or missing; for kinds without intervals, the kind (view, seed, embedded, ...)."),
+        Column("state", "string", "covered, missing, or waiting (missing, and a signal of the model or of a model "
+               "it reads says not ready: a run would not build it yet); for kinds without intervals, the kind "
+               "(view, seed, embedded, ...)."),
         Column("start", "timestamp", "Range start (UTC, inclusive)."),
         Column("end", "timestamp", "Range end (UTC, exclusive)."),
         Column("intervals", "bigint", "Number of intervals in the range."),
         Column("table", "string", "The table or view holding the model."),
         Column("claimed_by", "string",
                "For state 'building': the call building the range now (run, application, host, since when)."),
+        Column("reason", "string",
+               "For state 'waiting': why, naming the signal (as incr.run's wait rows do); for state 'missing' "
+               "of a model whose signal failed: the signal's error."),
     ),
 )
 def status(spark: Any, model: str | None, env: str | None, execution_time: str | None,
@@ -113,7 +124,9 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
                                           to_end_ms(until, "until") if until else None)])
     store = StateStore(spark)
     env_name = env_arg(spark, env)
-    plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None, signals=False)
+    # signals are asked (only models with signals, only over their missing intervals) so that a range a run
+    # would leave waiting is not shown as missing; nothing is built and no state is written
+    plan = plan_run(store, env_name, window_arg(None, None, execution_time, ignore_cron=True), None)
     wanted = model.strip().lower() if model else None
     if wanted and wanted not in {m.name for m in plan.models}:
         known = ", ".join(m.name for m in plan.models) or "none"
@@ -126,17 +139,27 @@ def status(spark: Any, model: str | None, env: str | None, execution_time: str |
         table = mp.view_name or mp.table_name
         for holder, start, end in building.get(mp.name, ()):
             count = mp.model.schedule.unit.count(start, end) if start is not None else 0
-            rows.append((mp.name, mp.kind, "building", ts(start), ts(end), count, table, holder.describe()))
+            rows.append((mp.name, mp.kind, "building", ts(start), ts(end), count, table, holder.describe(), None))
         if mp.expected is None:  # no intervals to track: say what the model is instead
-            rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table, None))
+            rows.append((mp.name, mp.kind, mp.kind.lower().replace("_", " "), None, None, 0, table, None, None))
             continue
-        built = mp.built
         unit = mp.model.schedule.unit
-        spans = [("covered", r) for r in built.intersection(shown)]
-        spans += [("missing", r) for r in (IntervalSet([mp.expected]) - built).intersection(shown)]
-        for state, r in sorted(spans, key=lambda s: s[1].start):
-            rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table, None))
+        for state, r, why in _spans(mp, shown):
+            rows.append((mp.name, mp.kind, state, ts(r.start), ts(r.end), unit.count(r.start, r.end), table, None,
+                         why))
     return rows
+
+
+def _spans(mp: Any, shown: IntervalSet) -> list[tuple[str, Interval, str | None]]:
+    """A model's covered, missing and waiting ranges within ``shown``, in time order, with why each waits."""
+    gaps = (IntervalSet([mp.expected]) - mp.built).intersection(shown)
+    spans: list[tuple[str, Interval, str | None]] = [("covered", r, None) for r in mp.built.intersection(shown)]
+    for interval, why in mp.waiting:  # a waiting range may hold lookback intervals, built already: not gaps
+        spans += [("waiting", r, sentence(why)) for r in gaps.intersection(IntervalSet([interval]))]
+    waiting = IntervalSet([i for i, _ in mp.waiting])
+    failed = sentence(mp.signal_error) if mp.signal_error else None
+    spans += [("missing", r, failed) for r in gaps - waiting]
+    return sorted(spans, key=lambda s: s[1].start)
 
 
 def _building(spark: Any, schema: str) -> dict[str, list[tuple[Any, int | None, int | None]]]:

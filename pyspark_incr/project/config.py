@@ -1,7 +1,8 @@
 """A project's ``config.yaml``: model defaults, variables and plugin settings.
 
-SQLMesh's own top-level keys that concern its runtime (gateways, ui, linter,
-...) are accepted and ignored, so a SQLMesh project's config loads unchanged;
+SQLMesh's own top-level keys that concern its runtime (gateways, ui, ...) are
+accepted and ignored, so a SQLMesh project's config loads unchanged (``linter:``
+and ``format:`` are kept for ``pyspark-incr lint`` and ``format``);
 inside the sections we read, unknown keys are errors with a suggestion.
 """
 
@@ -45,6 +46,10 @@ class ProjectConfig:
     variables: dict[str, Any] = field(default_factory=dict)
     #: Plugin settings (the ``incr:`` section): state_schema, physical_schema, table_format, concurrency.
     settings: dict[str, str] = field(default_factory=dict)
+    #: The ``linter:`` section as written (None when absent), read by ``pyspark-incr lint`` (project/lint.py).
+    linter: dict[str, Any] | None = None
+    #: The ``format:`` section as written, read by ``pyspark-incr format`` (project/format.py).
+    format: dict[str, Any] = field(default_factory=dict)
 
 
 def load_config(root: Path) -> ProjectConfig:
@@ -72,6 +77,8 @@ def load_config(root: Path) -> ProjectConfig:
         model_defaults={_DEFAULTS[k]: _default(k, v, path) for k, v in defaults.items()},
         variables={str(k).lower(): v for k, v in _section(raw, "variables", path).items()},
         settings={k: str(v) for k, v in settings.items()},
+        linter=_section(raw, "linter", path) if "linter" in raw else None,
+        format=_section(raw, "format", path),
     )
 
 

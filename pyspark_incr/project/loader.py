@@ -63,7 +63,7 @@ def load(path: str | Path, report: Report = raise_first) -> Project:
     for f in _python_files(models_dir):  # Python models: models/**/*.py with @model(...)
         try:
             parsed.extend(parse_python_models(f.read_text(encoding="utf-8"), str(f), defaults, config.variables,
-                                              custom.values(), signal_files))
+                                              custom.values(), signal_files, python_macros=python_macros))
         except IncrError as e:
             report(f, e)
     check_calls(parsed, custom, report)

@@ -27,7 +27,7 @@ from pyspark_incr.plan.planner import METADATA, REMOVED, ModelPlan, Plan
 from pyspark_incr.plan.sentences import sentence
 from pyspark_incr.project.dag import parents
 from pyspark_incr.run.executor import BatchResult, Executor
-from pyspark_incr.run.locks import Locks, env_key, owner_id, table_key
+from pyspark_incr.run.locks import Locks, NoFence, env_key, owner_id, table_key
 from pyspark_incr.state import claims, compact
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore, files_version
@@ -40,25 +40,32 @@ _PLANNED_FROM = (t.INTERVALS, t.ENVIRONMENTS)
 
 def execute(spark: Any, store: StateStore, plan: Plan, make_plan: Callable[[], Plan], procedure: str,
             concurrency: int = 1, fail_fast: bool = False, wait_s: float | None = None,
-            partial: bool = False) -> list[BatchResult]:
+            partial: bool = False, settle: Callable[[Plan, list[BatchResult], Any], None] | None = None,
+            ) -> list[BatchResult]:
     """Claim what ``plan`` writes, plan again with ``make_plan`` if state changed meanwhile, execute.
 
     With ``partial`` (incr.run), models whose table another call still holds after ``wait_s`` are
     reported ``claimed`` with their holder, and the models reading them ``skipped``; the rest runs.
+    ``settle(plan executed, results, fence)`` records what the call did while its claims are still held.
     """
     keys = written(plan)
     first = plan
     basis = tuple(store.read_version(table) for table in _PLANNED_FROM)  # the state the plan was made from
     for _ in range(_ATTEMPTS):
         if not keys:
-            return Executor(spark, store, plan, procedure, concurrency, fail_fast=fail_fast).execute()
+            results = Executor(spark, store, plan, procedure, concurrency, fail_fast=fail_fast).execute()
+            if settle is not None:
+                settle(plan, results, NoFence())
+            return results
         run_id = uuid.uuid4().hex
         locks = Locks(spark, store.schema, owner_id(run_id), procedure, wait_s, work=_work(plan), env=plan.env)
         with locks.held(keys, partial):
             _record_abandoned(store, locks.fenced, owner_id(run_id))
             _discard_orphans(spark, plan, locks.fenced)
             now = _state_marker(spark, store.schema)
-            if now != basis or None in now:  # another call recorded state since the plan read it
+            # another call recorded state since the plan read it; an auto restatement is decided again under
+            # the claims whatever the files say, so that one application does it and the others see it done
+            if now != basis or None in now or plan.restatement.auto:
                 plan, basis = make_plan(), now
             _forget_cached(spark, plan)
             if written(plan) <= keys:
@@ -66,6 +73,8 @@ def execute(spark: Any, store: StateStore, plan: Plan, make_plan: Callable[[], P
                 results = Executor(spark, store, kept, procedure, concurrency, run_id=run_id, fail_fast=fail_fast,
                                    fence=locks).execute()
                 results += reported + _built_meanwhile(first, plan, locks.waited)
+                if settle is not None:
+                    settle(plan, results, locks)
                 break
         keys = keys | written(plan)  # the fresh plan writes more: take those claims too, in order
     else:

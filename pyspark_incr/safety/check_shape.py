@@ -9,7 +9,7 @@ from sqlglot.tokens import TokenType
 
 from pyspark_incr.model.macros import PREFIX
 from pyspark_incr.safety.context import _Context
-from pyspark_incr.safety.floors import floor_of
+from pyspark_incr.safety.grains import grain_of
 from pyspark_incr.safety.located import _shorten
 from pyspark_incr.safety.rules import Finding
 
@@ -50,10 +50,10 @@ def _distincts(ctx: _Context) -> Iterable[Finding]:
 
 
 def _select_distinct(ctx: _Context, select: exp.Select) -> Iterable[Finding]:
-    # Rows with different partition values are never duplicates: DISTINCT over a list that
-    # includes the partition column only removes duplicates within one partition.
+    # Rows with different time keys are never duplicates: DISTINCT over a list that
+    # includes one only removes duplicates within one interval.
     names = [e.alias_or_name for e in select.expressions]
-    column = next((n for n in names if n.lower() in ctx.partition_columns), None)
+    column = next((n for n in names if n.lower() in ctx.time_keys), None)
     head = _shorten("SELECT DISTINCT " + ", ".join(e.sql(dialect=ctx.source.dialect) for e in select.expressions))
     anchor = ctx.source.keyword({TokenType.SELECT}, ctx.source.start(select.expressions[0]))
     if column:
@@ -82,17 +82,18 @@ def _distinct_aggregate(ctx: _Context, agg: exp.Expr) -> Iterable[Finding]:
 
 
 def _grouped_time_key(ctx: _Context, select: exp.Select | None) -> str | None:
-    """The time (or partition) column ``select`` groups by, if one of its plain GROUP BY keys is that column.
+    """The time key ``select`` groups by, if one of its plain GROUP BY keys is one.
 
-    A key counts when its output column is named like the time column and is a column, or a day or hour floor
-    of one whose buckets fit in the model's interval (``DATE(ts) AS ds`` in a daily model, not in an hourly
-    one): every row of a group then falls in the same interval. Keys inside ROLLUP, CUBE or GROUPING SETS
-    are not read (some of their groups span every time value).
+    A key counts when its output column is named like the time column (or a partition column written as a
+    rounding of it, :attr:`_Context.time_keys`) and is a column, or a rounding of one whose buckets fit in the
+    model's interval (``DATE(ts) AS ds`` in a daily model, not in an hourly one; ``DATE_TRUNC('WEEK', d)`` in
+    a weekly one): every row of a group then falls in the same interval. Keys inside ROLLUP, CUBE or
+    GROUPING SETS are not read (some of their groups span every time value).
     """
     group = select.args.get("group") if select is not None else None
     for key in group.expressions if group is not None else ():
         name, value = _group_key(select, key)
-        if name in ctx.partition_columns and _within_interval(ctx, value):
+        if name in ctx.time_keys and _within_interval(ctx, value):
             return name
     return None
 
@@ -113,8 +114,6 @@ def _group_key(select: exp.Select, key: exp.Expr) -> tuple[str, exp.Expr]:
 
 
 def _within_interval(ctx: _Context, value: exp.Expr) -> bool:
-    if isinstance(value, exp.Column):
-        # `@start_ds AS ds` (hidden as a column by the gate) is one value for the whole job: one group of every day
-        return not value.name.lower().startswith(PREFIX)
-    floored = floor_of(value)
-    return floored is not None and isinstance(floored[0], exp.Column) and floored[1] <= ctx.interval_ms
+    grain = grain_of(value)
+    # `@start_ds AS ds` (hidden as a column by the gate) is one value for the whole job: one group of every day
+    return grain is not None and grain.fits(ctx.interval_ms) and not grain.column.name.lower().startswith(PREFIX)

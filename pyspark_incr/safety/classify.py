@@ -27,6 +27,7 @@ from pyspark_incr.model.overrides import OVERRIDE_RULES, OVERRIDES
 from pyspark_incr.safety.check_nondeterministic import _nondeterministic
 from pyspark_incr.safety.check_shape import _distincts, _havings, _limits
 from pyspark_incr.safety.check_subqueries import _subqueries
+from pyspark_incr.safety.check_time_grain import _coarse_times
 from pyspark_incr.safety.check_windows import _windows
 from pyspark_incr.safety.context import _Context
 from pyspark_incr.safety.durations import _MS
@@ -48,6 +49,8 @@ def classify(
     overrides: Iterable[str] = (),
     dialect: str = "spark",
     interval_ms: int = DAY_MS,
+    *,
+    time_column: str | None = None,
 ) -> Verdict:
     """Judge ``query`` for time-sliced runs of a model partitioned by ``partition_columns``.
 
@@ -55,6 +58,9 @@ def classify(
     read in full. ``overrides`` are ``safety_overrides`` names (a mapping keeps its true keys).
     ``interval_ms`` is the length of the model's interval (a day unless said): grouping by a day or
     hour floor of a time column keeps each group within one interval only when its buckets fit in one.
+    ``time_column`` is the partition column the output filter slices on (the first of ``partition_columns``
+    unless said): it may not be written coarser than the interval, and only it, or a partition column written
+    as a rounding of it that fits in the interval, makes a grouping, window or DISTINCT local to a slice.
 
     >>> v = classify("SELECT * FROM t LIMIT 10", ["ds"], overrides=["allow_limit"])
     >>> v.safe, v.admitted
@@ -62,14 +68,17 @@ def classify(
     """
     allowed = _overridden_rules(overrides)
     source = _Source(query, dialect)
+    partitions = [c.lower() for c in partition_columns]
+    time_column = (time_column or next(iter(partitions), "")).lower() or None
     ctx = _Context(
         source,
-        frozenset(c.lower() for c in partition_columns),
+        frozenset(partitions),
         frozenset(table_key(s) for s in timeseries_sources),
         interval_ms,
+        time_column,
     )
     candidates = [*_windows(ctx), *_havings(ctx), *_limits(ctx), *_nondeterministic(ctx),
-                  *_subqueries(ctx), *_distincts(ctx)]
+                  *_subqueries(ctx), *_distincts(ctx), *_coarse_times(ctx)]
     findings = [f for f in candidates if f.rule not in allowed]
     admitted = ctx.admitted + [((f.line, f.column), f"allowed by {RULE_OVERRIDE[f.rule]}: {f.construct}")
                                for f in candidates if f.rule in allowed]

@@ -1,7 +1,7 @@
 """Time floors: expressions rounding a time down to a day or an hour, and how long their buckets are.
 
-Both the bound derivation (a floor compared with a run-window macro reads what its column does) and the
-grouping rules (a floor grouped on keeps each group within one interval) read a floor the same way.
+The bound derivation reads a floor compared with a run-window macro as its column. The grouping and grain
+rules read every rounding, coarser ones too, through :mod:`pyspark_incr.safety.grains`.
 """
 
 from __future__ import annotations
