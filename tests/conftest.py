@@ -18,25 +18,6 @@ import pytest
 #: Fixture projects hold Python files (models, macros) that only load inside a project: never collected.
 collect_ignore_glob = ["fixtures/*"]
 
-#: Files sharing a session fixture too costly to build twice (the installed wheel and the standalone
-#: cluster on it): under pytest-xdist they run on one worker.
-_SHARED_WORKER = {"test_wheel.py": "installed-wheel", "test_cluster.py": "installed-wheel",
-                  "test_race_trials.py": "installed-wheel"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the test ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n N --dist loadgroup`` (scripts/test.sh) a file's tests stay on one worker.
-
-    Each worker has its own Spark session and home, so module fixtures (an applied project, a
-    metastore service) would otherwise be built once per worker that draws one of their tests.
-    """
-    # xdist sets a worker's own ``dist`` to "no" (and ``loadgroup`` true): a mark costs nothing without it
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_SHARED_WORKER.get(item.path.name, item.path.name)))
-
 
 @pytest.fixture(scope="session")
 def incr_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
