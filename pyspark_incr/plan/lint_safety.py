@@ -52,46 +52,11 @@ class _SafetyRule(Rule):
                 for f in judgement.verdict.findings if f.rule == self.construct]
 
 
-class SafetyWindow(_SafetyRule):
-    """A window function whose PARTITION BY misses the time column, on a time-sliced model."""
-
-    name = "safety_window"
-    construct = "window"
-
-
-class SafetyHaving(_SafetyRule):
-    """HAVING with aggregates on a time-sliced model."""
-
-    name = "safety_having"
-    construct = "having"
-
-
-class SafetyLimit(_SafetyRule):
-    """LIMIT on a time-sliced model."""
-
-    name = "safety_limit"
-    construct = "limit"
-
-
-class SafetyNondeterministic(_SafetyRule):
-    """A non-deterministic function on a time-sliced model."""
-
-    name = "safety_nondeterministic"
-    construct = "nondeterministic"
-
-
-class SafetySubquery(_SafetyRule):
-    """A subquery over a time-series source on a time-sliced model."""
-
-    name = "safety_subquery"
-    construct = "subquery"
-
-
-class SafetyDistinct(_SafetyRule):
-    """DISTINCT on a time-sliced model."""
-
-    name = "safety_distinct"
-    construct = "distinct"
+# One lint rule per rule of the safety check, made from its list so that a new safety rule is linted too.
+for _construct in classify.RULES:
+    type(f"Safety_{_construct}", (_SafetyRule,), {
+        "__doc__": f"{classify.WHY[_construct][0].upper()}{classify.WHY[_construct][1:]}, on a time-sliced model.",
+        "__module__": __name__, "name": f"safety_{_construct}", "construct": _construct})
 
 
 class SafetySourceBound(Rule):
