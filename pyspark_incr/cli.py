@@ -94,6 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("dir", type=Path, nargs="?", default=Path("."),
                      help="the project directory (default: the current directory)")
     fmt.set_defaults(handler=_format)
+    from pyspark_incr.cli_docs import add_parser as add_docs
+
+    add_docs(sub)
+    sub.choices["docs"].set_defaults(handler=_docs)
     _procedure_verbs(sub)
     sql = sub.add_parser("spark-sql", help="pyspark's spark-sql with the plugin configured; other arguments pass through")
     sql.set_defaults(handler=_spark_sql)
@@ -188,6 +192,12 @@ def _format(args: argparse.Namespace, _: list[str]) -> int:
     from pyspark_incr.project.format import command
 
     return command(args.dir, check=args.check)
+
+
+def _docs(args: argparse.Namespace, _: list[str]) -> int:
+    from pyspark_incr.cli_docs import command
+
+    return command(args, lambda: _session(args))
 
 
 def _demo(args: argparse.Namespace, _: list[str]) -> int:

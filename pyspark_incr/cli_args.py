@@ -17,7 +17,7 @@ VERBS = {
     "plan": "plan", "apply": "apply", "run": "run", "status": "status", "render": "render", "history": "history",
     "audit": "audit", "restate": "restate", "janitor": "janitor", "environments": "environments",
     "test": "test", "adopt": "adopt", "adopt-sqlmesh": "adopt_sqlmesh",
-    "table-diff": "table_diff",
+    "table-diff": "table_diff", "lineage": "lineage",
 }
 #: The verbs that build: a progress bar follows the executor while they run.
 BUILDING = frozenset({"plan", "apply", "run", "restate"})

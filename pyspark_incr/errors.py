@@ -146,6 +146,12 @@ class AdoptRefused(ArgumentError):
     condition, sqlstate = "INCR_ADOPT_REFUSED", "42000"
 
 
+class LintFailed(ModelDefinitionError):
+    """``incr.plan``/``incr.apply`` with the linter enabled: a model breaks a rule of ``linter.rules``."""
+
+    condition, sqlstate = "INCR_LINT_FAILED", "42000"
+
+
 #: Every error class a user can meet, in the order docs/errors.md lists them.
 CATALOGUE: tuple[type[IncrError], ...] = tuple(
     v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, IncrError))

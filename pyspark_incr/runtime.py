@@ -38,6 +38,8 @@ class Runtime:
         self.state_files: dict[tuple[str, str], Any] = {}
         #: (state schema, table) -> the Hadoop path of the table's directory.
         self.locations: dict[tuple[str, str], Any] = {}
+        #: (state schema, table) -> that path as text (each ``toString`` of the JVM path is a round trip).
+        self.roots: dict[tuple[str, str], str] = {}
         #: (state schema, table) -> how many files this application's last compaction left.
         self.compacted: dict[tuple[str, str], int] = {}
         self._mutexes: dict[tuple[str, str], threading.Lock] = {}
@@ -49,7 +51,7 @@ class Runtime:
         """
         found = self._classes.get(name)
         if found is None:
-            found = self._classes[name] = getattr(self.jvm.pysparkincr, name)
+            found = self._classes[name] = _Statics(getattr(self.jvm.pysparkincr, name))
         return found
 
     def mutex(self, schema: str, key: str) -> threading.Lock:
@@ -61,9 +63,27 @@ class Runtime:
         """Drop what this application remembers of state schema ``schema`` (it was dropped under us)."""
         with self.lock:
             self.ensured.discard(schema)
-            for cache in (self.state_files, self.locations, self.compacted):
+            for cache in (self.state_files, self.locations, self.roots, self.compacted):
                 for key in [k for k in cache if k[0] == schema]:
                     del cache[key]
+
+
+class _Statics:
+    """A shim class whose static methods are each looked up once.
+
+    py4j asks the JVM what a name is on every attribute access of a class (a round trip as long as
+    the call itself); the method handle it returns can be called any number of times, from any thread.
+    """
+
+    def __init__(self, jclass: Any) -> None:
+        self._jclass = jclass
+        self._members: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        member = self._members.get(name)
+        if member is None:
+            member = self._members[name] = getattr(self._jclass, name)
+        return member
 
 
 def runtime(spark: Any) -> Runtime:

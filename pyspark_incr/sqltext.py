@@ -22,6 +22,29 @@ def ident(name: str) -> str:
     return exp.to_identifier(name, quoted=True).sql("spark")
 
 
+def table_sql(table: exp.Table) -> str:
+    """``table.sql("spark")``, written here when each part is a backquoted name (how the tables and views of
+    models are named): sqlglot's generator takes a tenth of a millisecond a name, many times a model per run.
+
+    >>> t = exp.table_("a`b", db="s", quoted=True)
+    >>> table_sql(t) == t.sql("spark") == "`s`.`a``b`"
+    True
+    >>> table_sql(exp.to_table("s.t", dialect="spark"))  # not backquoted: sqlglot writes it
+    's.t'
+    """
+    names = {}
+    for key, value in table.args.items():
+        if value is None:
+            continue
+        if key not in _TABLE_PARTS or type(value) is not exp.Identifier or not value.args.get("quoted"):
+            return table.sql("spark")
+        names[key] = value.this
+    return ".".join("`" + names[k].replace("`", "``") + "`" for k in _TABLE_PARTS if k in names)
+
+
+_TABLE_PARTS = ("catalog", "db", "this")
+
+
 def literal(text: str) -> str:
     """A Spark SQL string literal, ``${`` written ``$\\{`` so Spark's variable substitution leaves it alone.
 

@@ -18,6 +18,27 @@ import pytest
 #: Fixture projects hold Python files (models, macros) that only load inside a project: never collected.
 collect_ignore_glob = ["fixtures/*"]
 
+#: Test files that use the installed wheel and the standalone cluster (session fixtures below): one xdist
+#: worker runs them all, so the wheel is built and installed, and the cluster started, once per run.
+WHEEL_FILES = frozenset({"test_wheel.py", "test_cluster.py", "test_race_trials.py"})
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Each file's tests on one worker (``--dist loadfile``), the WHEEL_FILES together on one.
+
+    A scheduler keyed on node ids, because xdist 3.8 on pytest 9.2 ignores ``xdist_group`` marks
+    (stop 35: a group's tests ran on both workers).
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _FileOrWheel(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return "wheel-and-cluster" if Path(file).name in WHEEL_FILES else file
+
+    return _FileOrWheel(config, log)
+
 
 @pytest.fixture(scope="session")
 def incr_home(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -87,6 +87,38 @@ def test_the_janitor_never_drops_an_adopted_table_a_new_version_replaced(spark, 
     assert spark.table(old).count() == 1
 
 
+PYTHON_EVENTS = """
+from pyspark.sql import functions as F
+from sqlmesh import model
+
+
+@model("{name}", kind=dict(name="INCREMENTAL_BY_TIME_RANGE", time_column="ds"), start="2024-01-01", cron="@daily",
+       columns={{"id": "int", "amount": "int", "ds": "date"}})
+def execute(context, start, end, execution_time, **kwargs):
+    raw = context.spark.table("{raw}")
+    return raw.where((F.col("ds") >= F.lit(start.date())) & (F.col("ds") <= F.lit(end.date()))).select("id", "amount", "ds")
+"""
+
+
+def test_a_python_models_table_is_adopted_against_its_declared_columns(spark, shop, tmp_path):
+    p = shop
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "py_events.py").write_text(PYTHON_EVENTS.format(name=f"{p}.py_events", raw=f"{p}_raw.sales"))
+    _warehouse_table(spark, f"{p}_wh.py_wrong", range(1, 2), columns="id BIGINT, amount INT, ds DATE")
+    _warehouse_table(spark, f"{p}_wh.py_daily", range(1, 3))
+
+    said = _refusal(spark, shop, model=f"{p}.py_events", table=f"{p}_wh.py_wrong", end="2024-01-01",
+                    project=str(tmp_path))
+    assert "column id is bigint in the table and int in the query's output" in said
+    call(spark, "adopt", model=f"{p}.py_events", table=f"{p}_wh.py_daily", end="2024-01-02",
+         execution_time="2024-01-04", project=str(tmp_path))
+    built = call(spark, "run", select=f"{p}.py_events", execution_time="2024-01-04")
+
+    assert [(r.start.date(), r.end.date(), r.status) for r in built] == [(date(2024, 1, 3), date(2024, 1, 4), "ok")]
+    assert sorted(tuple(r) for r in spark.table(f"{p}_wh.py_daily").select("id", "amount").collect()) == [
+        (1, 1001), (2, 1002), (3, 3)]
+
+
 def _refusal(spark, shop, error=AdoptRefused, **args) -> str:
     """The error of an adopt call, having checked it changed nothing in state or the catalog."""
     before = state_rows(spark, shop), sorted(t.name for t in spark.catalog.listTables(f"{shop}_wh"))

@@ -40,7 +40,7 @@ def test_a_formatted_fixture_defines_what_the_original_does(case):
         assert parse_audits(after, "f") == parse_audits(before, "f")
         return
     old, new = parse_models(before, "f"), parse_models(after, "f")
-    assert new == old
+    assert [fmt.unchanged_part(m) for m in new] == [fmt.unchanged_part(m) for m in old]
     assert [(data_hash(m), metadata_hash(m)) for m in new] == [(data_hash(m), metadata_hash(m)) for m in old]
 
 

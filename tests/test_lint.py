@@ -212,3 +212,48 @@ def test_a_file_that_does_not_load_is_an_error_and_the_rest_is_still_linted(tmp_
     out = capsys.readouterr().out
     assert f"{root / 'models/broken.sql'}: error: does not load, so it was not linted" in out
     assert "warning noselectstar" in out and out.rstrip().endswith("1 error(s), 1 warning(s) in 2 file(s)")
+
+
+# --- the linter in incr.plan and incr.apply (as sqlmesh plan lints) -----------------------------------------
+
+
+def _gated(root: Path, p: str, linter: str) -> Path:
+    return _write(root, {
+        "config.yaml": f"linter:\n  enabled: true\n{linter}",
+        "models/owned.sql": f"MODEL (name {p}.owned, kind FULL, {AUDITED});\nSELECT 1 AS x\n",
+        "models/orphan.sql": f"MODEL (name {p}.orphan, kind FULL);\nSELECT 2 AS y\n",
+    })
+
+
+def test_a_lint_error_stops_plan_and_apply_before_anything_is_written(spark, isolated, tmp_path):
+    from conftest import call, state_rows
+
+    root = _gated(tmp_path, isolated, "  rules: [nomissingaudits]\n")
+
+    for verb in ("plan", "apply"):
+        with pytest.raises(Exception) as failed:
+            call(spark, verb, project=str(root))
+        assert "[INCR_LINT_FAILED]" in str(failed.value)
+        assert "orphan.sql:1:8: error nomissingaudits: Model `audits` must be configured" in str(failed.value)
+        assert "owned.sql" not in str(failed.value)
+    assert state_rows(spark, isolated) == {} or not any(state_rows(spark, isolated).values())
+
+
+def test_lint_warnings_show_on_the_plan_row_of_their_model_and_apply_goes_on(spark, isolated, tmp_path):
+    from conftest import call
+
+    root = _gated(tmp_path, isolated, "  warn_rules: [nomissingaudits]\n")
+
+    rows = {r["model"]: r for r in call(spark, "plan", project=str(root))}
+    assert rows[f"{isolated}.orphan"]["lint"].startswith("nomissingaudits: ")
+    assert rows[f"{isolated}.owned"]["lint"] is None
+    assert {r["status"] for r in call(spark, "apply", project=str(root))} == {"ok"}
+
+
+def test_a_project_without_linter_enabled_plans_unlinted(spark, isolated, tmp_path):
+    from conftest import call
+
+    root = _gated(tmp_path, isolated, "  rules: ALL\n")
+    (root / "config.yaml").write_text("linter:\n  enabled: false\n  rules: ALL\n")
+
+    assert all(r["lint"] is None for r in call(spark, "plan", project=str(root)))

@@ -22,12 +22,14 @@ ORDER = ("ground", "model", "safety", "project", "state", "writers", "plan", "ru
 #: First-level modules and folders that are not named after their room.
 PLACED = {
     "intervals": "ground", "errors": "ground", "config": "ground", "runtime": "ground", "sqltext": "ground",
-    "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground",
+    "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground", "timings": "ground",
     # What a project's Python files import (``from pyspark_incr.decorators import macro``): the model room's.
     "decorators": "model",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.
     "__init__": "cli", "cli_progress": "cli", "cli_status": "cli", "coverage": "cli", "coverage_plot": "cli",
     "cli_args": "cli", "cli_init": "cli", "cli_validate": "cli", "cli_plan": "cli",
+    # The static model site (``pyspark-incr docs build``) draws the command line's coverage records.
+    "site": "cli", "cli_docs": "cli",
     # Table diff reads what environments hold (state, plan) and compares it: the plan room's.
     "diff": "plan",
 }

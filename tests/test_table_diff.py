@@ -13,7 +13,7 @@ from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.sqltext import call_sql
 
 SCHEMA = ("section string, finding string, column string, key string, source string, target string, rows bigint, "
-          "pct double")
+          "pct double, model string")
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,8 @@ def _diff(spark, **args):
     return spark.sql(call_sql("table_diff", **args))
 
 
-def _rows(spark, rows):
-    return spark.createDataFrame(rows, SCHEMA)
+def _rows(spark, rows, model=None):
+    return spark.createDataFrame([(*r, model) for r in rows], SCHEMA)
 
 
 def test_two_tables_differ_in_schema_counts_and_values_each_reported_exactly(spark, pair):
@@ -155,6 +155,11 @@ def environments(spark, module_isolated):
             "cron '@daily', grain (id, event_date)); ")
     when = "event_date BETWEEN @start_ds AND @end_ds"
     call(spark, "create_model", definition=head + f"SELECT id, item_id, event_date FROM {raw} WHERE {when}")
+    # for select: a model reading it (so changed with it in dev) and one left alone
+    call(spark, "create_model", definition=f"MODEL (name {module_isolated}.item_counts, kind FULL, grain item_id); "
+                                           f"SELECT item_id, COUNT(*) AS n FROM {name} GROUP BY item_id")
+    call(spark, "create_model", definition=f"MODEL (name {module_isolated}.untouched, kind FULL, grain k); "
+                                           "SELECT 1 AS k")
     call(spark, "apply", execution_time="2020-01-08")
     call(spark, "create_model", definition=head + "SELECT id, CASE WHEN item_id = 3 THEN 4 ELSE item_id END AS "
                                                   f"item_id, event_date FROM {raw} WHERE {when} AND id != 1")
@@ -166,7 +171,8 @@ def test_a_model_in_prod_and_dev_is_paired_on_its_grain_as_in_sqlmeshs_example(s
     found = _diff(spark, source="prod", target="dev", model=environments, show_sample=True)
 
     shown = found.collect()
-    rows, compared = [tuple(r)[1:] for r in shown if r.section != "tables"], shown[0]
+    rows, compared = [tuple(r)[1:-1] for r in shown if r.section != "tables"], shown[0]
+    assert {r.model for r in shown} == {environments}
     assert rows == [
         ("schemas match", None, None, None, None, None, None),
         ("source rows", None, None, None, None, 7, None), ("target rows", None, None, None, None, 6, None),
@@ -180,6 +186,27 @@ def test_a_model_in_prod_and_dev_is_paired_on_its_grain_as_in_sqlmeshs_example(s
     assert compared.key == "id, event_date"
     assert compared.source.startswith("prod: `") and compared.target.startswith("dev: `")
     assert compared.source != compared.target.replace("dev: ", "prod: ")  # two versions, two physical tables
+
+
+def test_a_selector_compares_each_model_the_change_touches_and_names_the_rest(spark, environments):
+    p = environments.rsplit(".", 1)[0]
+
+    shown = _diff(spark, source="prod", target="dev", select=f"{p}.*").collect()
+
+    counts = {(r.model, r.finding): r.rows for r in shown if r.section == "rows"}
+    assert counts[(environments, "changed")] == 1 and counts[(environments, "source only")] == 1
+    # item_counts read the changed model: prod (1: 5, 2: 1, 3: 1), dev (1: 5, 4: 1), paired on its grain
+    assert [counts[(f"{p}.item_counts", f)] for f in ("full match", "source only", "target only")] == [1, 2, 1]
+    skipped = [(r.model, r.finding, r.source) for r in shown if r.finding == "not compared"]
+    assert skipped == [(f"{p}.untouched", "not compared", "the same version in both: nothing to compare")]
+    assert [r.model for r in shown if r.section == "tables"][0] == f"{p}.untouched"  # listed first, then the diffs
+
+
+def test_a_selector_and_a_model_together_are_refused(spark, environments):
+    from pyspark_incr.procedures import dispatch
+
+    with pytest.raises(ArgumentError, match="pass model .* or select .*, not both"):
+        dispatch(spark, "table_diff", {"source": "prod", "target": "dev", "model": environments, "select": "*"})
 
 
 def test_the_cli_verb_prints_the_same_diff(spark, environments, capsys):

@@ -15,6 +15,7 @@ from sqlglot.errors import SqlglotError
 from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.model.definition import Model
 from pyspark_incr.plan.environment import check_env
+from pyspark_incr.plan.sources import select_models
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import tables
 
@@ -130,18 +131,54 @@ def _parse_table(role: str, name: str | None) -> exp.Table:
     return exp.table_(*[exp.to_identifier(p.name, quoted=True) for p in reversed(table.parts)], quoted=True)
 
 
-def _entry(store: StateStore, role: str, env: str, name: str, model: str) -> tuple[str, EnvEntry]:
+@dataclass(frozen=True)
+class Selected:
+    """A model a selector chose: its two sides and grain, or why it is not compared (``skipped``)."""
+
+    model: str
+    sides: tuple[Side, Side] | None
+    grain: tuple[str, ...] = ()
+    skipped: str = ""
+
+
+def env_selection(spark: Any, select: str, source: str, target: str) -> list[Selected]:
+    """The models ``select`` chooses among those ``source`` and ``target`` hold, by name; a model compared only
+    where the two hold different versions of it (as SQLMesh diffs only models a change affects)."""
+    store = StateStore(spark)
+    (_, held_source), (_, held_target) = (_held(store, role, env) for role, env in zip(ROLES, (source, target)))
+    known = {name: entry.parsed() for name, entry in {**held_source, **held_target}.items()}
+    found = []
+    for name in sorted(select_models(known, select)):
+        s, t = held_source.get(name), held_target.get(name)
+        if s is None or t is None:
+            found.append(Selected(name, None, skipped=f"only in {'target' if s is None else 'source'}"))
+        elif s.table_name is None or t.table_name is None:
+            found.append(Selected(name, None, skipped="no table (EXTERNAL or EMBEDDED)"))
+        elif s.table_name == t.table_name:
+            found.append(Selected(name, None, skipped="the same version in both: nothing to compare"))
+        else:
+            sides = (_env_side(spark, "source", source, s), _env_side(spark, "target", target, t))
+            found.append(Selected(name, sides, model_grain(t.parsed()) or model_grain(s.parsed())))
+    return found
+
+
+def _held(store: StateStore, role: str, env: str) -> tuple[str, dict[str, EnvEntry]]:
     try:
         env_name = check_env(env)
     except ArgumentError:
-        raise ArgumentError(f"table_diff: {role} {env!r} is not an environment name; with model given, source and "
-                            "target name environments (e.g. 'prod', 'dev'); leave out model to compare two "
-                            "tables") from None
+        raise ArgumentError(f"table_diff: {role} {env!r} is not an environment name; with model or select given, "
+                            "source and target name environments (e.g. 'prod', 'dev'); leave them out to compare "
+                            "two tables") from None
     held = store.environment(env_name)
     if not held:
         known = ", ".join(store.environments()) or "none"
         raise ArgumentError(f"table_diff: {role} environment {env_name!r} holds no models (environments: {known}); "
                             "apply the project to it first")
+    return env_name, held
+
+
+def _entry(store: StateStore, role: str, env: str, name: str, model: str) -> tuple[str, EnvEntry]:
+    env_name, held = _held(store, role, env)
     if name not in held:
         raise UnknownModelError(f"table_diff: model {model!r} is not in {role} environment {env_name} (it holds: "
                                 f"{', '.join(sorted(held))}); apply it there first")

@@ -92,6 +92,8 @@ def metadata_hash(model: Model) -> str:
         "props": {f: getattr(model, f) for f in _MODEL_METADATA if f not in ("cron", "interval_unit", "week_start")},
     }
     payload["props"].update({f: v for f in _WHEN_SET if (v := getattr(model, f))})
+    if model.on_virtual_update:  # the statements, not where they stand in the file: reformatting changes nothing
+        payload["props"]["on_virtual_update"] = [sql for sql, _ in model.on_virtual_update]
     if model.custom_audits:  # only then, so models without them keep the hash they were applied with
         payload["custom_audits"] = [a.fingerprint() for a in model.custom_audits]
     return _hash(payload)

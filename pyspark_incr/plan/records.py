@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -13,6 +14,7 @@ from pyspark_incr.plan.safety import Judgement
 from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.plan.window import Window
 from pyspark_incr.safety.pushdown import Pushdown
+from pyspark_incr.sqltext import table_sql
 from pyspark_incr.writers import can_build
 
 #: Change categories, in the words the plan shows.
@@ -91,13 +93,14 @@ class ModelPlan:
     def builds_object(self) -> bool:
         return self.model.kind.builds_object
 
-    @property
+    # a plan of 1,000 models asks each name a dozen times: written once
+    @cached_property
     def table_name(self) -> str | None:
-        return self.table.sql("spark") if self.table is not None else None
+        return table_sql(self.table) if self.table is not None else None
 
-    @property
+    @cached_property
     def view_name(self) -> str | None:
-        return self.view.sql("spark") if self.view is not None else None
+        return table_sql(self.view) if self.view is not None else None
 
     @property
     def promotes(self) -> bool:
@@ -125,6 +128,8 @@ class Plan:
     restatement: Restatement = field(default_factory=Restatement)
     #: The environment's state version the plan was computed from (``StateStore.env_version``).
     basis: int = 0
+    #: Lint warnings by model (config.yaml ``linter.warn_rules``; :mod:`pyspark_incr.plan.lint_gate`).
+    lint: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def unbuildable(self) -> list[ModelPlan]:

@@ -10,6 +10,7 @@ def load_all() -> None:
     from pyspark_incr.procedures import testing  # noqa: F401  (incr.test: unit tests)
     from pyspark_incr.procedures import adopt  # noqa: F401  (incr.adopt, incr.adopt_sqlmesh)
     from pyspark_incr.procedures import compare  # noqa: F401  (incr.table_diff)
+    from pyspark_incr.procedures import lineage  # noqa: F401  (incr.lineage)
 
 
 __all__ = ["REGISTRY", "dispatch", "encode_value", "load_all", "procedure", "Column", "Param", "ProcedureSpec", "registry_json"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pyspark_incr.diff import DiffResult, Sample, compare, env_sides, key_columns, table_side
 from pyspark_incr.diff.rows import CHANGED, DUPLICATE, SOURCE_ONLY, TARGET_ONLY
-from pyspark_incr.diff.sides import names_arg
+from pyspark_incr.diff.sides import Selected, env_selection, names_arg
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
@@ -20,7 +20,7 @@ SAMPLE_ORDER = (CHANGED, SOURCE_ONLY, TARGET_ONLY, DUPLICATE)
     "table_diff",
     "Compare the target with the source: columns added, removed or retyped, then the rows, paired on a key in one "
     "Spark join: rows only in one side, changed rows and which columns changed, and each column's match rate. "
-    "source and target name two environments when model is given, else two tables.",
+    "source and target name two environments when model or select is given, else two tables.",
     params=(
         Param("source", "string", "The reference: an environment (with model, e.g. prod) or a table (db.table).",
               required=True),
@@ -28,6 +28,9 @@ SAMPLE_ORDER = (CHANGED, SOURCE_ONLY, TARGET_ONLY, DUPLICATE)
               required=True),
         Param("model", "string", "Compare this model's tables in the source and target environments (default: "
                                  "source and target are tables)."),
+        Param("select", "string", "Compare every model this selector chooses (as incr.plan's select: names, globs, "
+                                  "tag:x, +upstream, downstream+) that the two environments hold in different "
+                                  "versions, one after the other; each row names its model. Not with model."),
         Param("on", "string", "Key columns pairing the rows, comma-separated (default: the model's grain, else its "
                               "unique_key; required for two tables)."),
         Param("where", "string", "A Spark SQL condition both sides are filtered by before comparing "
@@ -52,26 +55,56 @@ SAMPLE_ORDER = (CHANGED, SOURCE_ONLY, TARGET_ONLY, DUPLICATE)
         Column("target", "string", "The target's side, as source."),
         Column("rows", "bigint", "How many rows; for a column's match rate, the joined rows where it is equal."),
         Column("pct", "double", "rows as a percentage of the joined rows (full match, changed, match rate)."),
+        Column("model", "string", "The model compared (with model or select); NULL for two tables. With select, "
+                                  "a model chosen but not compared has one row: tables, not compared, and why in "
+                                  "source (only in one environment, the same version in both, no table)."),
     ),
 )
-def table_diff(spark: Any, source: str, target: str, model: str | None, on: str | None, where: str | None,
-               skip_columns: str | None, decimals: int, show_sample: bool, limit: int) -> list[tuple]:
+def table_diff(spark: Any, source: str, target: str, model: str | None, select: str | None, on: str | None,
+               where: str | None, skip_columns: str | None, decimals: int, show_sample: bool,
+               limit: int) -> list[tuple]:
     """The rows of ``CALL incr.table_diff``: tables, schema, rows, column, then sample rows (docs/table-diff.md)."""
     if decimals is None or decimals < 0:
         raise ArgumentError(f"table_diff: decimals {decimals!r} must be 0 or more (places kept before comparing)")
     if limit is None or limit < 0:
         raise ArgumentError(f"table_diff: limit {limit!r} must be 0 or more (sample rows of each kind)")
     model = model.strip() if model and model.strip() else None
+    select = select.strip() if select and select.strip() else None
+    skip = names_arg("skip_columns", skip_columns) if skip_columns and skip_columns.strip() else ()
+    sample = limit if show_sample else 0
+    if model and select:
+        raise ArgumentError("table_diff: pass model (one model) or select (a selector), not both")
+    if select:
+        return _selected(spark, env_selection(spark, select, source, target), on, where, skip, decimals, sample)
     if model:
         left, right, grain = env_sides(spark, model, source, target)
     else:
         left, right, grain = table_side(spark, "source", source), table_side(spark, "target", target), ()
     keys = key_columns(on, grain, model)
-    skip = names_arg("skip_columns", skip_columns) if skip_columns and skip_columns.strip() else ()
-    result = compare(spark, left, right, keys, where, skip, decimals, limit if show_sample else 0)
+    return _diff_rows(compare(spark, left, right, keys, where, skip, decimals, sample), model)
+
+
+def _selected(spark: Any, chosen: list[Selected], on: str | None, where: str | None, skip: tuple[str, ...],
+              decimals: int, sample: int) -> list[tuple]:
+    """Each chosen model's diff in turn, after checking every compared model has a key (nothing runs otherwise)."""
+    compared = [c for c in chosen if c.sides]
+    keyless = [c.model for c in compared if not c.grain and not (on and on.strip())]
+    if keyless:
+        raise ArgumentError(f"table_diff: models {', '.join(keyless)} declare no grain nor unique_key, so their rows "
+                            "cannot be paired; give them a grain, pass on => 'id' (used for every model), or leave "
+                            "them out of select")
+    rows = [("tables", "not compared", None, None, c.skipped, None, None, None, c.model) for c in chosen if not c.sides]
+    for c in compared:
+        result = compare(spark, *c.sides, key_columns(on, c.grain, c.model), where, skip, decimals, sample)
+        rows += _diff_rows(result, c.model)
+    return rows
+
+
+def _diff_rows(result: DiffResult, model: str | None) -> list[tuple]:
     samples = sorted(result.samples, key=lambda s: SAMPLE_ORDER.index(s.kind))  # stable: keys stay in order
-    return [*_tables(result), *_schema(result), *_counts(result), *_columns(result),
-            *(row for sample in samples for row in _sample(sample))]
+    found = [*_tables(result), *_schema(result), *_counts(result), *_columns(result),
+             *(row for sample in samples for row in _sample(sample))]
+    return [(*row, model) for row in found]
 
 
 def _tables(r: DiffResult) -> list[tuple]:

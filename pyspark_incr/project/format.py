@@ -6,8 +6,7 @@ SQLMesh's syntax, which no SQL generator reproduces faithfully); the statements 
 model's dialect with macros understood (:mod:`pyspark_incr.model.macro_parse`) and written back by
 sqlglot, pretty-printed, ``@macro`` and ``@{x}`` restored. Comments are kept: a block holding one is
 kept as written, sqlglot carries those inside statements. What sqlglot cannot write back as it was
-read (clause macros such as ``@WHERE(...)``, statement-level ``@IF``, ``SET``) is kept as written, and
-so is a model with an ON_VIRTUAL_UPDATE section (where its statements stand is in its fingerprint).
+read (clause macros such as ``@WHERE(...)``, statement-level ``@IF``, ``SET``) is kept as written.
 
 Nothing is written unless the formatted text loads to the same models (every field, both
 fingerprints) or audits and keeps every comment; a file failing that is refused with the reason.
@@ -19,7 +18,7 @@ no_rewrite_casts (casts are always kept as written).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -78,20 +77,20 @@ class _Section:
 
 def format_text(text: str, keyword: str, dialect: str, how: Style) -> str:
     """``text`` (a model file when ``keyword`` is MODEL, an audit file for AUDIT) in the stable style."""
-    if "on_virtual_update_begin" in text.lower():
-        # where its statements stand is part of the metadata fingerprint: moving them would be a change
-        return text
     tokens = Dialect.get_or_raise("spark").tokenize(text)
     sections, trailing = _sections(text, tokens, keyword)
     parts = []
     for i, s in enumerate(sections):
         own = _dialect_of(s.block, keyword, dialect)
-        body = _statements(s.body, own, how) if s.body else ""
-        last = i == len(sections) - 1
+        query, section = _virtual_update(s.body)
+        body = _statements(query, own, how) if query.strip() else ""
+        last = i == len(sections) - 1 and not section
         pieces = [p for p in (s.leading, _block(s.block, keyword) + ";", s.between) if p]
         chunk = "\n".join(pieces)
         if body:
             chunk += "\n\n" + body + ("" if last else ";")
+        if section:
+            chunk += "\n\n" + _virtual_update_section(section, own)
         parts.append(chunk)
     out = "\n\n".join(parts) + (f"\n\n{trailing}" if trailing else "")
     return out + "\n" if how.append_newline else out
@@ -185,6 +184,29 @@ def _statements(body: str, dialect: str, how: Style) -> str:
     return ";\n\n".join(_unhide(s.sql(dialect=dialect, pretty=True, **how.generator)) for s in parsed)
 
 
+_VIRTUAL_UPDATE = re.compile(r"\bON_VIRTUAL_UPDATE_BEGIN\s*;(.*?)\bON_VIRTUAL_UPDATE_END\s*;?\s*$",
+                             re.IGNORECASE | re.DOTALL)
+
+
+def _virtual_update(body: str) -> tuple[str, str]:
+    """``body`` split into its statements and its ON_VIRTUAL_UPDATE section's statements ('' when none)."""
+    found = _VIRTUAL_UPDATE.search(body)
+    if not found:
+        return body, ""
+    return body[: found.start()].rstrip().rstrip(";"), found.group(1).strip()
+
+
+def _virtual_update_section(section: str, dialect: str) -> str:
+    """The section as SQLMesh writes it: its markers and each statement on a line of its own, with semicolons."""
+    hidden = macros.hide_macros(section)
+    try:
+        parsed = [s for s in macro_parse.parse(hidden, dialect) if s is not None and not isinstance(s, exp.Semicolon)]
+        lines = [_unhide(s.sql(dialect=dialect)) + ";" for s in parsed]
+    except SQLGLOT_ERRORS:
+        lines = [section if section.endswith(";") else section + ";"]
+    return "\n".join(["ON_VIRTUAL_UPDATE_BEGIN;", *lines, "ON_VIRTUAL_UPDATE_END;"])
+
+
 def _unhide(generated: str) -> str:
     """``@macro`` and ``@{x}`` back, whatever case the generator wrote their stand-ins in (normalize options)."""
     for stand_in in (macros.PREFIX, macros.BRACE, macros.BRACE_END):
@@ -215,10 +237,16 @@ class Outcome:
         return self.after is not None and self.after != self.before
 
 
+def unchanged_part(model: Model) -> tuple:
+    """What of a model formatting must not change: every compared field and both fingerprints."""
+    # an on_virtual_update statement's place in the file (kept for error messages) moves with the layout
+    placeless = replace(model, on_virtual_update=tuple((sql, "") for sql, _ in model.on_virtual_update))
+    return placeless, data_hash(model), metadata_hash(model)
+
+
 def _loaded_models(loader: Callable[[str], list[Model]]) -> Callable[[str], list[tuple]]:
-    """What of a file's models formatting must not change: every compared field and both fingerprints."""
     def read(text: str) -> list[tuple]:
-        return [(m, data_hash(m), metadata_hash(m)) for m in loader(text)]
+        return [unchanged_part(m) for m in loader(text)]
 
     return read
 

@@ -50,6 +50,7 @@ class Finding:
     rule: str
     severity: str
     message: str
+    model: str = ""
 
     def describe(self) -> str:
         """``file:line:col: severity rule: message``, the file relative to the working directory when below it."""
@@ -130,7 +131,7 @@ def _finding(model: Model, rule: str, severity: str, violation: Any) -> Finding:
     else:
         found = _AT.search(model.located)
         line, col = (int(found[1]), int(found[2])) if found else (1, 1)
-    return Finding(Path(model.source), line, col, rule, severity, str(violation.violation_msg).strip())
+    return Finding(Path(model.source), line, col, rule, severity, str(violation.violation_msg).strip(), model.name)
 
 
 def lint_project(project: Project) -> tuple[Linter, list[Finding]]:

@@ -7,12 +7,13 @@ Spark runs.
 
 A model's physical table is named as SQLMesh names it (``sqlmesh.core.snapshot.definition.table_name``):
 ``<physical_schema>.<schema>__<table>__<version>`` by default, ``<table>__<version>`` with the
-``table_only`` naming convention (``hash_md5`` is refused: adopt those tables one by one).
+``table_only`` naming convention, ``sqlmesh_md5__<md5 of the default name>`` with ``hash_md5``.
 Its intervals are those SQLMesh recorded for the version, minus those pending restatement.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -100,6 +101,9 @@ def physical_table(snapshot: dict[str, Any]) -> str | None:
     >>> physical_table({"name": "s.d", "version": "21", "physical_schema": "p",
     ...                 "table_naming_convention": "table_only"})
     'p.d__21'
+    >>> physical_table({"name": '"spark_catalog"."shop"."daily"', "version": "21", "physical_schema": "sqlmesh__shop",
+    ...                 "table_naming_convention": "hash_md5"})  # as SQLMesh 0.236.4's table_name gives it
+    'sqlmesh__shop.sqlmesh_md5__464c84bf59dd5cea9a2607f12ddc3649'
     """
     kind = str(snapshot.get("kind_name") or "").upper()
     if kind in ("EXTERNAL", "EMBEDDED") or not snapshot.get("version"):
@@ -113,6 +117,11 @@ def physical_table(snapshot: dict[str, Any]) -> str | None:
     full = "__".join(_sanitized(p) for p in parts) + f"__{snapshot['version']}"
     if convention == "table_only":
         full = f"{_sanitized(base.name)}__{snapshot['version']}"
+    elif convention == "hash_md5":  # the MD5 of the name schema_and_table would give, catalog included
+        catalog = exp.to_table(snapshot["name"], dialect="spark").catalog or None
+        named = exp.table_(exp.to_identifier(full), db=exp.to_identifier(schema),
+                           catalog=exp.to_identifier(catalog) if catalog else None)
+        full = "sqlmesh_md5__" + hashlib.md5(exp.table_name(named).encode("utf-8")).hexdigest()
     elif convention != "schema_and_table":
         raise ArgumentError(f"adopt_sqlmesh: model {model_name(snapshot['name'])} uses SQLMesh's table naming "
                             f"convention {convention}, which this version does not read; adopt its table with "

@@ -167,8 +167,6 @@ def _problems(spark: Any, plan: Plan, mp: ModelPlan, request: Request, table_map
     kind = model.kind
     if not (kind.has_intervals and kind.stores_rows and kind.builds_object):
         return [f"kind {kind.name} keeps no rows of its own, so there is no table to adopt"]
-    if python_model.is_python(model):
-        return ["Python models cannot be adopted by this version (their output is only known by running them)"]
     if not tables.exists(spark, table):
         return [f"table {table.sql('spark')} does not exist; check the name (SHOW TABLES IN {table.db})"]
     if tables.is_view(spark, table):
@@ -288,7 +286,8 @@ def _columns(spark: Any, plan: Plan, mp: ModelPlan, table: exp.Table, table_map:
     interval = mp.batches[0] if mp.batches else (mp.expected or model.schedule.latest_due(plan.window.execution_ms))
     ctx = BuildContext(spark, model, table, plan.window.execution_ms, table_map, plan.embedded)
     try:
-        output = writer_for(model).output(ctx, interval).schema.fields
+        output = (_declared(spark, model) if python_model.is_python(model)
+                  else writer_for(model).output(ctx, interval)).schema.fields
     except IncrError as e:
         return found + [f"its columns cannot be compared with the query's, which Spark cannot analyse ({e}); "
                         "the tables it reads must exist: adopt or build the models it reads first"]
@@ -301,6 +300,12 @@ def _columns(spark: Any, plan: Plan, mp: ModelPlan, table: exp.Table, table_map:
         elif want[name] != have[name]:
             found.append(f"column {name} is {have[name]} in the table and {want[name]} in the query's output")
     return found
+
+
+def _declared(spark: Any, model: Any) -> Any:
+    """A Python model's output: no rows of the columns it declares (what its runs are held to), typed by Spark."""
+    return spark.sql(exp.select(*[exp.alias_(exp.cast(exp.null(), exp.DataType.build(t, dialect="spark")), c,
+                                             quoted=True) for c, t in model.columns]).sql("spark"))
 
 
 def _kind_columns(model: Any) -> list[tuple[str, str]]:

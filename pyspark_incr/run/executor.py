@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from pyspark_incr import commits
+from pyspark_incr import commits, timings
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval, IntervalSet
 from pyspark_incr.plan import forward, safety, schema_change
 from pyspark_incr.plan.planner import ADDED, CHANGED, METADATA, REMOVED, ModelPlan, Plan, sample_interval
@@ -74,22 +74,24 @@ class Executor:
         self._total = sum(self._steps.values())
         self._counted: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._names = [m.name for m in plan.models]
+        self._names = frozenset(m.name for m in plan.models)
         #: Model plans completed while building (a forward-only schema change examined after the parents).
         self._replanned: dict[str, ModelPlan] = {}
 
     def execute(self) -> list[BatchResult]:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
-        safety.check(self.plan.models)  # a refused model fails the call before anything is written
+        with timings.phase("safety"):
+            safety.check(self.plan.models)  # a refused model fails the call before anything is written
         by_name = {m.name: m for m in self.plan.models}
         progress.publish(progress.Started(0, self._total))
         try:
             lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._settled(by_name[name]),
-                          self.concurrency)
-            self._promote([self._replanned.get(m.name, m) for m in self.plan.models
-                           if m.change != REMOVED and self._promotable(m)])
+                          self.concurrency, inline=lambda name: _idle(by_name[name]))
+            with timings.phase("views"):
+                self._promote([self._replanned.get(m.name, m) for m in self.plan.models
+                               if m.change != REMOVED and self._promotable(m)])
         finally:  # a call stopped by a lost claim still says what it did
-            self.store.append(t.RUNS, self._runs)
+            timings.timed("runs record", self.store.append)(t.RUNS, self._runs)
         order = {name: i for i, name in enumerate(by_name)}
         return sorted(self.results, key=lambda r: (order[r.model], r.interval is not None, r.interval and r.interval.start))
 
@@ -127,8 +129,9 @@ class Executor:
             self._fail(mp)
             self._result(mp, "check signals", None, "failed", 0.0, mp.signal_error)
         else:
-            with lanes.spark_job(self.spark, f"incr-{self.run_id}", f"incr {mp.name}"):
-                self._build(mp)
+            if not _idle(mp):  # labelling a thread's jobs costs two round trips: none for a model with nothing to do
+                with lanes.spark_job(self.spark, f"incr-{self.run_id}", f"incr {mp.name}"):
+                    self._build(mp)
             for interval, why in mp.waiting:  # signals: not built, not recorded; the next run checks again
                 self._result(mp, "wait", interval, "waiting", 0.0, f"{why}; the next run checks again")
 
@@ -158,7 +161,7 @@ class Executor:
                 self._alter(mp, started)
             if mp.rebuild:
                 self.fence.commit(table_key(mp.table_name or ""), f"create {mp.name}")
-                with ctx.statements_around(None):  # pre/post-statements, stage creating
+                with timings.phase("prepare"), ctx.statements_around(None):  # pre/post-statements, stage creating
                     writer.prepare(ctx, sample_interval(mp, self.plan.window))
                 self._record_intervals(mp, ALL_TIME, "remove")  # whatever state said of an earlier table so named
                 if not mp.model.kind.has_intervals:  # its object is complete: a rerun need not rebuild it
@@ -193,7 +196,7 @@ class Executor:
 
     def _write(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
         label = f"incr {mp.name} {batch}"
-        with lanes.spark_job(self.spark, f"incr-{self.run_id}", label):
+        with timings.phase("batch"), lanes.spark_job(self.spark, f"incr-{self.run_id}", label):
             return self._write_batch(writer, ctx, mp, batch)
 
     def _write_batch(self, writer: Any, ctx: BuildContext, mp: ModelPlan, batch: Interval) -> bool:
@@ -211,9 +214,9 @@ class Executor:
             key = table_key(mp.table_name or "")
             self.fence.commit(key, f"write {mp.name} [{batch.start}, {batch.end})")
             with commits.guarded(lambda what: self.fence.commit(key, what), self.fence.claim_ref(key)):  # again as rows go public
-                with ctx.statements_around(batch):  # pre/post-statements, stage evaluating
+                with timings.phase("write"), ctx.statements_around(batch):  # pre/post-statements, stage evaluating
                     rows = writer.write(ctx, batch)
-            warnings = self._audit(writer, ctx, mp, batch)
+            warnings = timings.timed("audits", self._audit)(writer, ctx, mp, batch)
             # as SQLMesh: allow_partials records a partial last interval as built up to where it was built (the planner
             # builds it again whole once more of it is due); otherwise only complete intervals are recorded
             complete = batch if mp.model.allow_partials else \
@@ -315,8 +318,9 @@ class Executor:
 
     def _record_intervals(self, mp: ModelPlan, interval: Interval, op: str) -> None:
         self.fence.commit(table_key(mp.table_name or ""), f"{op} {mp.name} [{interval.start}, {interval.end})")
-        self.store.append(t.INTERVALS, [t.interval_row(mp.table_name, mp.fingerprint, mp.name, interval.start,
-                                                       interval.end, op, self.run_id)])
+        with timings.phase("state commit"):
+            self.store.append(t.INTERVALS, [t.interval_row(mp.table_name, mp.fingerprint, mp.name, interval.start,
+                                                           interval.end, op, self.run_id)])
 
     def _env_row(self, mp: ModelPlan, op: str) -> dict:
         return {
@@ -346,6 +350,16 @@ class Executor:
                 "message": message or action, "started_at": _utc(now - seconds), "finished_at": _utc(now),
             })
         progress.publish(event)
+
+
+def _idle(mp: ModelPlan) -> bool:
+    """True when ``mp``'s step starts nothing in Spark: no object to create, batch to write, columns to add
+    or compare, comment to set, view to drop (what a run finds for every model that is not due)."""
+    if mp.change == REMOVED:
+        return False
+    altered = mp.schema_change is not None and bool(mp.schema_change.describe())
+    return not (mp.builds_object and (mp.rebuild or mp.batches or mp.change == METADATA or mp.examine_at_build
+                                      or altered))
 
 
 def _reported(mp: ModelPlan, batch: Interval) -> tuple[str, Interval | None]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyspark_incr import timings
 from pyspark_incr.errors import LockTimeout
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.plan.planner import METADATA, REMOVED, ModelPlan, Plan
@@ -50,37 +51,43 @@ def execute(spark: Any, store: StateStore, plan: Plan, make_plan: Callable[[], P
     """
     keys = written(plan)
     first = plan
-    basis = tuple(store.read_version(table) for table in _PLANNED_FROM)  # the state the plan was made from
+    with timings.phase("state check"):
+        basis = tuple(store.read_version(table) for table in _PLANNED_FROM)  # the state the plan was made from
     for _ in range(_ATTEMPTS):
         if not keys:
             results = Executor(spark, store, plan, procedure, concurrency, fail_fast=fail_fast).execute()
             if settle is not None:
-                settle(plan, results, NoFence())
+                with timings.phase("settle"):
+                    settle(plan, results, NoFence())
             return results
         run_id = uuid.uuid4().hex
         locks = Locks(spark, store.schema, owner_id(run_id), procedure, wait_s, work=_work(plan), env=plan.env)
-        with locks.held(keys, partial):
+        with timings.entered("claim", locks.held(keys, partial), left="release"):
             _record_abandoned(store, locks.fenced, owner_id(run_id))
             _discard_orphans(spark, plan, locks.fenced)
             now = _state_marker(spark, store.schema)
             # another call recorded state since the plan read it; an auto restatement is decided again under
             # the claims whatever the files say, so that one application does it and the others see it done
             if now != basis or None in now or plan.restatement.auto:
-                plan, basis = make_plan(), now
-            _forget_cached(spark, plan)
+                with timings.phase("replan"):
+                    plan, basis = make_plan(), now
+            with timings.phase("forget cached"):
+                _forget_cached(spark, plan)
             if written(plan) <= keys:
                 kept, reported = _without_claimed(plan, locks.claimed)
                 results = Executor(spark, store, kept, procedure, concurrency, run_id=run_id, fail_fast=fail_fast,
                                    fence=locks).execute()
                 results += reported + _built_meanwhile(first, plan, locks.waited)
                 if settle is not None:
-                    settle(plan, results, locks)
+                    with timings.phase("settle"):
+                        settle(plan, results, locks)
                 break
         keys = keys | written(plan)  # the fresh plan writes more: take those claims too, in order
     else:
         raise LockTimeout(f"incr.{procedure}: what this call writes kept changing while it waited for claims "
                           f"({', '.join(sorted(keys))}); run it again")
-    compact.after_call(spark, store.schema)
+    with timings.phase("compact"):
+        compact.after_call(spark, store.schema)
     return results
 
 
@@ -107,9 +114,13 @@ def _forget_cached(spark: Any, plan: Plan) -> None:
     Another application may have written them since this session last looked (Spark caches a
     table's relation and file listing per session); a build reading its own table (unique-key,
     SCD type 2, a cursor's high-water mark) or a parent from that cache would work on old rows.
+    Models with nothing to write read nothing either: a run with one model due among 1,000 forgets
+    that model's tables only.
     """
     seen = set()
     for mp in plan.models:
+        if not _writes_table(mp):
+            continue
         for table in (mp.table, *(plan.table_map.get(d, d) for d in mp.model.depends_on)):
             name = table.sql("spark") if isinstance(table, exp.Table) else table
             if name is not None and name not in seen:
@@ -194,4 +205,5 @@ def _utc(ms: int) -> datetime:
 
 def _state_marker(spark: Any, schema: str) -> tuple:
     """What changes when another call records intervals or environment rows (their files, listed)."""
-    return tuple(files_version(spark, schema, table.name) for table in _PLANNED_FROM)
+    with timings.phase("state check"):
+        return tuple(files_version(spark, schema, table.name) for table in _PLANNED_FROM)

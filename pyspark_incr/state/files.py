@@ -15,12 +15,15 @@ from __future__ import annotations
 import io
 import threading
 import uuid
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pyspark_incr.runtime import shim_class
+
+T = TypeVar("T")
 
 #: Directories appends are staged in, under a state table's directory (hidden from readers by the "_").
 APPEND_PREFIX = "_incr_append_"
@@ -80,6 +83,8 @@ class FileCache:
         self.schema = schema
         self._files: dict[str, tuple[int, pa.Table]] = {}
         self._joined: tuple[tuple, pa.Table] | None = None
+        #: What was computed from the joined rows (:meth:`derived`); replaced with them.
+        self._derived: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
 
     def rows(self, spark: Any, root: str, files: dict[str, int]) -> pa.Table:
@@ -96,7 +101,24 @@ class FileCache:
             if self._joined is None or self._joined[0] != key:
                 parts = [self._files[n][1] for n, _ in key]
                 self._joined = (key, pa.concat_tables(parts) if parts else self.schema.empty_table())
+                self._derived = {}
             return self._joined[1]
+
+    def derived(self, rows: pa.Table, what: Hashable, compute: Callable[[pa.Table], T]) -> T:
+        """``compute(rows)``, kept for as long as ``rows`` are the table's rows as last listed.
+
+        A table read again unchanged (one listing) is then not folded again either; the value is
+        shared by every later call, so ``compute`` must return something its callers never change.
+        """
+        with self._lock:
+            memo = self._derived if self._joined is not None and self._joined[1] is rows else None
+            if memo is not None and what in memo:
+                return memo[what]
+        value = compute(rows)
+        if memo is not None:
+            with self._lock:
+                memo[what] = value
+        return value
 
     def file_rows(self, name: str) -> pa.Table:
         """The rows of one file, as the last :meth:`rows` call saw it."""

@@ -110,15 +110,15 @@ class StateStore:
         self.ensure()
         name = table.qualified(self.schema)
         try:
-            root = table_location(self.spark, self.schema, table.name)
+            root = table_root(self.spark, self.schema, table.name)
             if root is None:  # no JVM catalog at hand (Spark Connect): Spark reads it
                 self.spark.catalog.refreshTable(name)
                 self._cache[table.name] = self.spark.table(name).toArrow()
                 return
-            listed = files.listing(self.spark, root.toString())
+            listed = files.listing(self.spark, root)
             if listed is None:
                 raise StateError(f"the directory of {name} ({root}) is missing")
-            self._cache[table.name] = file_cache(self.spark, self.schema, table).rows(self.spark, root.toString(), listed)
+            self._cache[table.name] = file_cache(self.spark, self.schema, table).rows(self.spark, root, listed)
             self._versions[table.name] = _version(listed)
             if "seq" in table.schema.names and self._cache[table.name].num_rows:
                 t.observe_seq(pc.max(self._cache[table.name]["seq"]).as_py())
@@ -163,7 +163,7 @@ class StateStore:
 
     def environment(self, env: str) -> dict[str, EnvEntry]:
         """The model versions ``env`` holds now."""
-        return _held(self.read(t.ENVIRONMENTS), env).get(env, {})
+        return dict(self._folded(t.ENVIRONMENTS, ("held", env), lambda rows: _held(rows, env).get(env, {})))
 
     def env_version(self, env: str) -> int:
         """The ``seq`` of ``env``'s latest state row (0 when it has none): it changes with every apply to it."""
@@ -185,14 +185,11 @@ class StateStore:
         A physical table holds one model version, so its intervals are its own whichever
         environment built them.
         """
-        table = self.read(t.INTERVALS)
-        if not table.num_rows:
-            return {}
-        cols = table.sort_by("seq").select(["table_name", "start_ms", "end_ms", "op"])
-        changes: dict[str, list[tuple[str, Interval]]] = {}
-        for name, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
-            changes.setdefault(name, []).append((op, Interval(start, end)))
-        return {key: fold_intervals(rows) for key, rows in changes.items()}
+        return dict(self._folded(t.INTERVALS, "coverage", _coverage))
+
+    def _folded(self, table: t.StateTable, what: Any, fold: Any) -> Any:
+        """``fold(rows of table)``, folded once for as long as the table's files stay the same (across calls)."""
+        return file_cache(self.spark, self.schema, table).derived(self.read(table), what, fold)
 
     def built_by(self, run_id: str) -> dict[str, IntervalSet]:
         """Intervals each model had recorded built by one run (its 'add' rows), whatever came after."""
@@ -217,11 +214,11 @@ def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> 
     directory of its own (``_incr_append_<id>``, hidden from readers), which a crash leaves
     behind at worst (compaction deletes it later).
     """
-    root = table_location(spark, schema, table.name)
+    root = table_root(spark, schema, table.name)
     if root is None:  # no JVM catalog at hand (Spark Connect): Spark's own append is all there is
         spark.createDataFrame(rows).coalesce(1).write.insertInto(table.qualified(schema))
         return
-    name, size = files.append(spark, root.toString(), rows)
+    name, size = files.append(spark, root, rows)
     file_cache(spark, schema, table).wrote(name, size, rows)
     files.invalidate(spark, schema, table.name)
 
@@ -252,6 +249,18 @@ def table_location(spark: Any, schema: str, name: str) -> Any:
     return locations[(schema, name)]
 
 
+def table_root(spark: Any, schema: str, name: str) -> str | None:
+    """:func:`table_location` as text, kept beside it (None when there is no JVM catalog at hand)."""
+    roots = runtime(spark).roots
+    found = roots.get((schema, name))
+    if found is None:
+        path = table_location(spark, schema, name)
+        if path is None:
+            return None
+        found = roots.setdefault((schema, name), path.toString())
+    return found
+
+
 def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     """What a state table's files are now: (count, bytes, names); None when it cannot be asked.
 
@@ -260,18 +269,30 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     wrote last. Asking costs one call into the JVM however many files there are.
     """
     try:
-        path = table_location(spark, schema, name)
-        listed = files.listing(spark, path.toString()) if path is not None else None
+        root = table_root(spark, schema, name)
+        listed = files.listing(spark, root) if root is not None else None
     except Exception:  # noqa: BLE001 - without a version the caller simply reads the table
         listed = None
     if listed is None:
         runtime(spark).locations.pop((schema, name), None)
+        runtime(spark).roots.pop((schema, name), None)
         return None
     return _version(listed)
 
 
 def _version(listed: dict[str, int]) -> tuple:
     return len(listed), sum(listed.values()), hash(frozenset(listed))
+
+
+def _coverage(table: pa.Table) -> dict[str, IntervalSet]:
+    """The intervals state rows ``table`` leave built, per physical table."""
+    if not table.num_rows:
+        return {}
+    cols = table.sort_by("seq").select(["table_name", "start_ms", "end_ms", "op"])
+    changes: dict[str, list[tuple[str, Interval]]] = {}
+    for name, start, end, op in zip(*(c.to_pylist() for c in cols.columns)):
+        changes.setdefault(name, []).append((op, Interval(start, end)))
+    return {key: fold_intervals(rows) for key, rows in changes.items()}
 
 
 def fold_intervals(changes: list[tuple[str, Interval]]) -> IntervalSet:

@@ -24,7 +24,7 @@ from pyspark_incr.model.render import render_query
 from pyspark_incr.safety.pushdown import Pushdown
 from pyspark_incr.model import python_model  # Python models
 from pyspark_incr.model import statements as model_statements
-from pyspark_incr.writers import docs, formats, python_rows, tables
+from pyspark_incr.writers import docs, formats, generations, python_rows, tables
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,30 @@ class BuildContext:
     def table_format(self) -> str:
         """The format writes use (``formats.of_table``): looked up once per model and call, not per batch."""
         return formats.of_table(self.spark, self.model, self.table, self.rebuild)
+
+    @property
+    def table_schema(self) -> Any:
+        """The table's Spark schema, looked up once per model and call (each lookup is a metastore call and an
+        analysis); again each time when the model has pre/post-statements, which could alter the table."""
+        if self.model.pre_statements or self.model.post_statements:
+            return self.spark.table(self.table_sql).schema
+        return self._table_schema
+
+    @cached_property
+    def _table_schema(self) -> Any:
+        return self.spark.table(self.table_sql).schema
+
+    @property
+    def table_root(self) -> str:
+        """The directory the table's generations live under (``generations.table_root``), which no publish
+        moves; cached like :attr:`table_schema`."""
+        if self.model.pre_statements or self.model.post_statements:
+            return generations.table_root(tables.location(self.spark, self.table))
+        return self._table_root
+
+    @cached_property
+    def _table_root(self) -> str:
+        return generations.table_root(tables.location(self.spark, self.table))
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
         """The model query rendered for ``interval`` in this environment (``macros``: a kind's own macro values),

@@ -65,12 +65,14 @@ def table_root(location: str) -> str:
 
 
 def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet",
-          table_schema: Any = None) -> Staged:
+          table_schema: Any = None, root: str | None = None) -> Staged:
     """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation.
 
-    ``table_schema``: the table's schema when the caller has it at hand (else it is looked up).
+    ``table_schema`` and ``root`` (:func:`table_root`): the table's schema and root when the caller has
+    them at hand (else they are looked up).
     """
-    path = f"{table_root(table_location(spark, table))}/{GEN_PREFIX}{uuid.uuid4().hex}"
+    root = root or table_root(table_location(spark, table))
+    path = f"{root}/{GEN_PREFIX}{uuid.uuid4().hex}"
     writer = in_table_types(spark, table, df, table_schema).write.format(fmt).mode("errorifexists")
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)

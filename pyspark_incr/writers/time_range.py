@@ -36,8 +36,7 @@ class TimeRangeWriter(TableWriter):
 
     def audited_rows(self, ctx: BuildContext, interval: Interval) -> exp.Expression:
         """Only the batch's interval of the table."""
-        table = ctx.table.sql("spark")
-        spark_type = _time_type(ctx, ctx.spark.table(table))
+        spark_type = _time_type(ctx, ctx.table_schema)
         kind = ctx.model.kind
         return output_filter(exp.select("*").from_(ctx.table.copy()), kind.time_column, interval, spark_type,
                              kind.time_column_format).subquery("__incr_batch")
@@ -46,14 +45,14 @@ class TimeRangeWriter(TableWriter):
         return tuple(model.partitioned_by) or (model.kind.time_column,)
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
-        df = self.output(ctx, interval)
+        df, spark_type = self._output(ctx, interval)
         if ctx.table_format == formats.DELTA:
-            return self._write_delta(ctx, interval, df)
-        spark_type = _time_type(ctx, df)
+            return self._write_delta(ctx, interval, df, spark_type)
         parts = self.partition_columns(ctx.model)
-        table_schema = ctx.spark.table(ctx.table_sql).schema
+        table_schema = ctx.table_schema
         new, rows = tables.counted(df.select(*[ident(c) for c in table_schema.names]))
-        staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema)
+        staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema,
+                                   root=ctx.table_root)
         try:
             if self._by_time_column(ctx):
                 before = [{parts[0]: v} for v in self._partitions_in(ctx, interval, spark_type)]
@@ -67,10 +66,10 @@ class TimeRangeWriter(TableWriter):
             raise
         return rows()
 
-    def _write_delta(self, ctx: BuildContext, interval: Interval, df: Any) -> int | None:
+    def _write_delta(self, ctx: BuildContext, interval: Interval, df: Any, spark_type: str) -> int | None:
         """Delta replaces exactly the interval's rows in one transaction: INSERT ... REPLACE WHERE."""
         kind = ctx.model.kind
-        where = time_condition(kind.time_column, interval, _time_type(ctx, df), kind.time_column_format)
+        where = time_condition(kind.time_column, interval, spark_type, kind.time_column_format)
         return tables.insert(df, ctx.table, ctx.spark, replace_where=where)
 
     def _by_time_column(self, ctx: BuildContext) -> bool:
@@ -98,12 +97,16 @@ class TimeRangeWriter(TableWriter):
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The query's rows for ``interval``, wrapped in the output filter."""
+        return self._output(ctx, interval)[0]
+
+    def _output(self, ctx: BuildContext, interval: Interval) -> tuple[Any, str]:
+        """:meth:`output`, and the Spark type of its time column (read once: each read is a round trip)."""
         df = ctx.dataframe(ctx.query(interval))
         kind = ctx.model.kind
-        spark_type = _time_type(ctx, df)
+        spark_type = _time_type(ctx, df.schema)
         # The filter goes on the analysed query: parsing and analysing the query again costs ~50 ms a batch.
         where = output_filter(exp.select("*").from_("t"), kind.time_column, interval, spark_type, kind.time_column_format)
-        return df.alias(QUERY_ALIAS).where(where.args["where"].this.sql("spark"))
+        return df.alias(QUERY_ALIAS).where(where.args["where"].this.sql("spark")), spark_type
 
     def _partitions_in(self, ctx: BuildContext, interval: Interval, spark_type: str) -> list[str]:
         """Values of the time-column partitions inside ``interval``: for a DATE column every day in it (publish
@@ -147,14 +150,15 @@ def _unqualified(condition: exp.Expression) -> exp.Expression:
     return condition
 
 
-def _time_type(ctx: BuildContext, df: Any) -> str:
+def _time_type(ctx: BuildContext, schema: Any) -> str:
+    """The Spark type of the time column in ``schema`` (a query's output, or the table's)."""
     column = ctx.model.kind.time_column
-    fields = {f.name.lower(): f for f in df.schema.fields}
+    fields = {f.name.lower(): f for f in schema.fields}
     field = fields.get(column.lower())
     if field is None:
         raise ModelDefinitionError(
             f"model {ctx.model.name}: time_column {column!r} is not a column of the query's output "
-            f"({', '.join(df.columns)}); select it or fix time_column"
+            f"({', '.join(schema.names)}); select it or fix time_column"
         )
     return field.dataType.simpleString()
 

@@ -1,0 +1,127 @@
+"""A quick check of the hot path (a few minutes, not part of CI): compare.sh's b and c, warm, against hand-written SQL.
+
+    .venv/bin/python bench/quick.py                                  # prints the table
+    .venv/bin/python bench/quick.py --max-ratio 1.3 --max-noop-ms 60  # exits 1 when either is exceeded
+
+In one warm process with one Spark session (the settings and data of compare.sh: ``bench/peers/``),
+pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-written Spark SQL (the
+``INSERT OVERWRITE`` of ``run_bare.py``, into a table of its own) each backfill the 365-day window; then
+``--rounds`` interleaved rounds (the order of the two alternates) time
+
+- b: the next day's run, each contender writing the same new day;
+- c: a run with nothing due (pyspark-incr only: a hand-written job keeps no state);
+- the floor: ``SELECT 1`` collected through Spark SQL, what any statement costs here.
+
+Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
+check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "peers"))
+
+from common import Spec, generate, register_sources, session  # noqa: E402
+from run_bare import Bare  # noqa: E402
+from run_incr import Incr, _with_incr  # noqa: E402
+
+DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
+
+
+class SideBare(Bare):
+    """Hand-written SQL writing ``bare.*`` beside pyspark-incr's ``bench.*`` in the same catalog."""
+
+    def setup(self) -> None:
+        self.spark.sql("CREATE DATABASE IF NOT EXISTS bare")
+
+    def output(self, workload: str) -> str:
+        return super().output(workload).replace("bench.", "bare.", 1)
+
+    def step(self, action) -> None:
+        """The bare job's own session setting around its step only (pyspark-incr runs without it)."""
+        self.spark.conf.set(DYNAMIC, "dynamic")
+        try:
+            action()
+        finally:
+            self.spark.conf.unset(DYNAMIC)
+
+
+def timed_ms(action) -> float:
+    started = time.perf_counter()
+    action()
+    return (time.perf_counter() - started) * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", default=str(HERE / "out" / "hotpath"),
+                        help="data and catalog (shared with breakdown.py)")
+    parser.add_argument("--rows", type=int, default=Spec.rows, help="events over the 365 days")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--max-ratio", type=float, help="fail when b's incr / bare is above this")
+    parser.add_argument("--max-noop-ms", type=float, help="fail when c's median is above this (ms)")
+    args = parser.parse_args(argv)
+    if args.rounds < 5:
+        parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
+    spec = Spec(work=str(Path(args.work).resolve()), rows=args.rows)
+    Path(spec.work).mkdir(parents=True, exist_ok=True)
+    os.chdir(spec.work)
+    spark = session(spec, "quick", _with_incr)
+    generate(spark, spec)
+    register_sources(spark, spec)
+    incr, bare = Incr(spark, spec), SideBare(spark, spec)
+    for tool in (incr, bare):
+        tool.setup()
+        tool.reset("a")
+    print(f"# backfill of {spec.days} days by both (set-up, not timed)", file=sys.stderr)
+    incr.backfill("a", spec.days)
+    bare.step(lambda: bare.backfill("a", spec.days))
+    newest = spec.days
+    incr.run("a", newest)  # warm-up: each path once
+    bare.step(lambda: bare.run("a", newest))
+    incr.run("a", newest)
+    spark.sql("SELECT 1").collect()
+    samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "floor": []}
+    for k in range(args.rounds):
+        newest += 1
+        day = newest
+        runs = [("b incr", lambda: incr.run("a", day)), ("b bare", lambda: bare.step(lambda: bare.run("a", day)))]
+        for name, action in runs if k % 2 == 0 else runs[::-1]:
+            samples[name].append(timed_ms(action))
+        samples["c incr"].append(timed_ms(lambda: incr.run("a", day)))
+        samples["floor"].append(timed_ms(lambda: spark.sql("SELECT 1").collect()))
+    incr.check("a", newest)
+    bare.check("a", newest)
+    spark.stop()
+    return report(samples, args.max_ratio, args.max_noop_ms)
+
+
+def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms: float | None) -> int:
+    """Print the table; 1 when a given limit is exceeded."""
+    med = {name: statistics.median(values) for name, values in samples.items()}
+    ratio = med["b incr"] / med["b bare"]
+    rounds = len(samples["b incr"])
+    print(f"medians of {rounds} interleaved rounds, warm (ms)\n")
+    print("| workload | bare | incr | incr / bare |\n|---|---|---|---|")
+    print(f"| b: the next day | {med['b bare']:.0f} | {med['b incr']:.0f} | {ratio:.2f} |")
+    print(f"| c: nothing due | n/a | {med['c incr']:.1f} | - |")
+    print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
+    failed = []
+    if max_ratio is not None and ratio > max_ratio:
+        failed.append(f"b: incr / bare {ratio:.2f} is above --max-ratio {max_ratio}")
+    if max_noop_ms is not None and med["c incr"] > max_noop_ms:
+        failed.append(f"c: {med['c incr']:.1f} ms is above --max-noop-ms {max_noop_ms}")
+    for line in failed:
+        print(f"FAILED {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""The hot-path benchmarks' arithmetic: quick.py's limits and ratio, breakdown.py's attribution of Spark's work."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from pyspark_incr import timings
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"bench_{name}"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLES = {"b incr": [600.0, 660.0, 640.0, 700.0, 650.0], "b bare": [500.0] * 5,
+           "c incr": [30.0, 35.0, 31.0, 29.0, 40.0], "floor": [20.0] * 5}
+
+
+def test_quick_prints_the_median_ratio_and_passes_within_the_limits(capsys):
+    quick = _load("quick")
+
+    code = quick.report(SAMPLES, max_ratio=1.5, max_noop_ms=40)
+    out = capsys.readouterr().out
+
+    assert code == 0
+    assert "| b: the next day | 500 | 650 | 1.30 |" in out
+    assert "| c: nothing due | n/a | 31.0 | - |" in out
+
+
+def test_quick_exits_non_zero_naming_each_limit_exceeded(capsys):
+    quick = _load("quick")
+
+    code = quick.report(SAMPLES, max_ratio=1.2, max_noop_ms=30)
+    out = capsys.readouterr().out
+
+    assert code == 1
+    assert "FAILED b: incr / bare 1.30 is above --max-ratio 1.2" in out
+    assert "FAILED c: 31.0 ms is above --max-noop-ms 30" in out
+
+
+def test_breakdown_counts_sparks_work_in_every_phase_it_started_in():
+    breakdown = _load("breakdown")
+    work = _load("spark_work")
+    phases = [timings.Phase("run", "run", "t", 0.0, 1.0), timings.Phase("plan", "run/plan", "t", 0.0, 0.1),
+              timings.Phase("batch", "run/batch", "t", 0.2, 0.9, statements=1, statement_ms=5.0),
+              timings.Phase("write", "run/batch/write", "t", 0.25, 0.8)]
+    spark = [work.Work("job", 1, 0.3, 0.5, "write"), work.Work("sql", 7, 0.28, 0.6, "insert")]
+
+    rows = breakdown.phase_rows(timings.Profile("run", phases), spark)
+
+    assert (rows["run/batch/write"]["jobs"], rows["run/batch/write"]["sqls"]) == (1, 1)
+    assert rows["run"]["job ms"] == rows["run/batch"]["job ms"] == rows["run/batch/write"]["job ms"]
+    assert rows["run/plan"]["jobs"] == 0
+    assert round(rows["run"]["self ms"]) == 200, "the run less its plan (100 ms) and its batch (700 ms)"
+    assert rows["run/batch"]["stmts"] == 1

@@ -1,0 +1,176 @@
+"""The scheduled job's hot path: what a run with nothing due, or one model due among many, asks of Spark.
+
+Counted, never timed (the machine is shared): the Spark SQL statements a ``CALL incr.run`` issues, the Spark
+jobs it starts, and its round trips into the JVM (py4j commands). Each is what a warm call pays however
+loaded the machine is. Reusing what an earlier call read must never hide what another application wrote
+since: those writes are simulated here by appending state files the way another process does (its own
+file, unknown to this process's caches).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+import pytest
+from conftest import call
+
+#: Incremental models that are not due when the daily model is (a monthly cron).
+IDLE = 4
+DAILY = "daily"
+
+
+def _model(db: str, name: str, cron: str, start: str) -> str:
+    return (f"MODEL (name {db}.{name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), cron '{cron}', "
+            f"start '{start}');\nSELECT CAST(@start_ds AS DATE) AS ds, 1 AS v\n")
+
+
+@pytest.fixture(scope="module")
+def project(spark, module_isolated, tmp_path_factory):
+    """One daily model and IDLE monthly ones, applied up to 2024-03-01; yields (project dir, db)."""
+    db = f"{module_isolated}_db"
+    root = tmp_path_factory.mktemp("fast_path")
+    (root / "models").mkdir()
+    (root / "models" / f"{DAILY}.sql").write_text(_model(db, DAILY, "@daily", "2024-02-26"))
+    for i in range(IDLE):
+        (root / "models" / f"monthly_{i}.sql").write_text(_model(db, f"monthly_{i}", "@monthly", "2024-02-01"))
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    rows = call(spark, "apply", project=str(root), execution_time="2024-03-01 00:00:00")
+    assert {r.status for r in rows} == {"ok"} and len({r.model for r in rows}) == IDLE + 1
+    return root, db
+
+
+class Counts:
+    """What one call asked of Spark: statements through SparkSession.sql, jobs, JVM round trips."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.jobs = 0
+        self.round_trips = 0
+
+
+@contextmanager
+def counted(spark):
+    """Count, on every thread, the statements, jobs and py4j commands of what runs inside."""
+    from py4j.clientserver import ClientServerConnection
+    from pyspark.sql import SparkSession
+
+    counts = Counts()
+    sql, send = SparkSession.sql, ClientServerConnection.send_command
+
+    def counting_sql(session, query, *args, **kwargs):
+        counts.statements.append(query)
+        return sql(session, query, *args, **kwargs)
+
+    def counting_send(connection, command, *args, **kwargs):
+        if not command.startswith("m\nd\n"):  # py4j releasing a garbage-collected proxy: not the call's doing
+            counts.round_trips += 1
+        return send(connection, command, *args, **kwargs)
+
+    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
+    first_job = scheduler.nextJobId()
+    SparkSession.sql, ClientServerConnection.send_command = counting_sql, counting_send
+    try:
+        yield counts
+    finally:
+        SparkSession.sql, ClientServerConnection.send_command = sql, send
+    counts.jobs = scheduler.nextJobId() - first_job
+
+
+def _run(spark, at: str, **args):
+    with counted(spark) as counts:
+        rows = call(spark, "run", execution_time=at, **args)
+    return rows, counts
+
+
+def _other_application_records(spark, db: str, model: str, start: str, end: str, op: str) -> None:
+    """An interval row appended as another application appends it: a new state file this process never saw."""
+    from pyspark_incr.intervals import to_ms
+    from pyspark_incr.state import files
+    from pyspark_incr.state import tables as t
+    from pyspark_incr.state.store import StateStore, table_root
+
+    store = StateStore(spark)
+    entry = store.environment("prod")[f"{db}.{model}"]
+    row = t.interval_row(entry.table_name, entry.fingerprint, f"{db}.{model}", to_ms(start), to_ms(end), op, "other-app")
+    row.update(seq=t.next_seq(), at=datetime.now(timezone.utc))
+    files.append(spark, table_root(spark, store.schema, t.INTERVALS.name), t.to_arrow(t.INTERVALS, [row]))
+
+
+def test_a_warm_run_with_nothing_due_issues_no_spark_statement_no_job_and_a_dozen_round_trips(spark, project):
+    _run(spark, "2024-03-01 12:00:00")  # warm: this application has read the state files once
+
+    rows, counts = _run(spark, "2024-03-01 12:00:00")
+
+    assert rows == []
+    assert len(counts.statements) == 1, f"only the CALL itself: {counts.statements}"
+    assert counts.jobs == 0
+    # 13 are the CALL's own (statement, callback, rows); 9 the run's: the two state tables listed (what another
+    # application wrote is seen), the physical and view schemas listed (a dropped table is rebuilt), five
+    # settings read; none per model (before: the run's own were 23 for one model, and 3 more for each other)
+    assert counts.round_trips <= 22, counts.round_trips
+
+
+def test_one_model_due_among_many_costs_what_that_model_alone_costs(spark, project):
+    _, db = project
+    _, alone = _run(spark, "2024-03-02 00:30:00", select=f"{db}.{DAILY}")  # plans the daily model only
+
+    rows, among = _run(spark, "2024-03-03 00:30:00")  # plans all IDLE + 1 models; the daily one is due
+
+    assert [(r.model, r.start.date().isoformat(), r.status) for r in rows] == [(f"{db}.{DAILY}", "2024-03-02", "ok")]
+    assert len(among.statements) == len(alone.statements) and among.jobs == alone.jobs
+    # the same work, and no round trip for the idle models (before: five each, labels and cache refreshes)
+    assert among.round_trips <= alone.round_trips + 1, (among.round_trips, alone.round_trips)
+
+
+def test_an_interval_another_application_built_meanwhile_is_not_built_again(spark, project):
+    _, db = project
+    _run(spark, "2024-03-03 12:00:00")  # warm, nothing due
+    _other_application_records(spark, db, DAILY, "2024-03-03", "2024-03-04", "add")
+
+    rows, counts = _run(spark, "2024-03-04 00:30:00")
+
+    assert rows == [] and counts.jobs == 0, [(r.model, r.start, r.status) for r in rows]
+
+
+def test_an_interval_another_application_marked_missing_is_built_by_the_next_run(spark, project):
+    _, db = project
+    _run(spark, "2024-03-04 12:00:00")  # warm, nothing due
+    _other_application_records(spark, db, DAILY, "2024-03-02", "2024-03-03", "remove")
+
+    rows, counts = _run(spark, "2024-03-04 12:00:00")  # the same time: only the other application's row changed
+
+    assert [(r.model, r.start.date().isoformat(), r.status) for r in rows] == [(f"{db}.{DAILY}", "2024-03-02", "ok")]
+    assert counts.jobs >= 1
+
+
+def test_a_model_another_application_dropped_from_the_environment_is_no_longer_planned(spark, project):
+    from pyspark_incr.state import files
+    from pyspark_incr.state import tables as t
+    from pyspark_incr.state.store import StateStore, table_root
+
+    _, db = project
+    gone = f"{db}.monthly_0"
+    assert gone in {r.model for r in call(spark, "status", execution_time="2024-03-04 12:00:00")}
+    store = StateStore(spark)
+    entry = store.environment("prod")[gone]
+    row = {"env": "prod", "model": gone, "fingerprint": entry.fingerprint, "metadata_hash": entry.metadata_hash,
+           "definition": entry.definition, "source": entry.source, "table_name": entry.table_name, "op": "remove",
+           "run_id": "other-app", "seq": t.next_seq(), "at": datetime.now(timezone.utc)}
+    files.append(spark, table_root(spark, store.schema, t.ENVIRONMENTS.name), t.to_arrow(t.ENVIRONMENTS, [row]))
+
+    status = call(spark, "status", execution_time="2024-03-04 12:00:00")
+
+    assert gone not in {r.model for r in status}
+    assert f"{db}.monthly_1" in {r.model for r in status}
+
+
+def test_a_changed_model_file_is_seen_by_the_next_plan(spark, project):
+    root, db = project
+    call(spark, "plan", project=str(root), execution_time="2024-03-04 12:00:00")  # warm
+    path = root / "models" / "monthly_1.sql"
+    path.write_text(path.read_text().replace("1 AS v", "2 AS v"))
+
+    rows = call(spark, "plan", project=str(root), execution_time="2024-03-04 12:00:00")
+
+    assert {r.model: r.change for r in rows}[f"{db}.monthly_1"] == "changed"
