@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pyarrow as pa
-
 from pyspark_incr.errors import ArgumentError, UnknownModelError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model.definition import Model, parse_model
@@ -30,8 +28,7 @@ from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.project.loader import load, with_content_hash
 from pyspark_incr.safety.durations import iso_duration
-from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore
+from pyspark_incr.state.store import StateIfAny
 from pyspark_incr.writers.base import BuildContext
 
 PARAMS = (
@@ -113,7 +110,7 @@ def _as_applied(called: str, spark: Any, env: str, window: Window, model: str | 
     if not model:
         raise ArgumentError(f"{called}: argument model is required (or pass definition => 'MODEL (...); "
                             "SELECT ...')")
-    name, store = model.strip().lower(), _StateIfAny(spark)
+    name, store = model.strip().lower(), StateIfAny(spark)
     known = store.environment(env)
     if name not in known:
         raise UnknownModelError(
@@ -129,7 +126,7 @@ def _as_defined(called: str, spark: Any, env: str, window: Window, model: str | 
     """The plan of ``model`` as the project and/or definition define it, as ``incr.plan`` would make it."""
     loaded = load(project) if project else None
     settings = loaded.config.settings if loaded else {}
-    store = _StateIfAny(spark, settings.get("state_schema"))
+    store = StateIfAny(spark, settings.get("state_schema"))
     desired = desired_models(store, loaded)
     name = model.strip().lower() if model else None
     if definition:
@@ -205,12 +202,3 @@ def _safety(model: Model, judgement: safety.Judgement) -> list[tuple]:
              for p in judgement.pushdown]
     rows.append(("batch_safety", model.name, judgement.batch_class, None))
     return rows
-
-
-class _StateIfAny(StateStore):
-    """The state as it is, read as empty while its schema does not exist: explaining must not create it."""
-
-    def read(self, table: t.StateTable) -> pa.Table:
-        if table.name not in self._cache and not self.spark.catalog.databaseExists(self.schema):
-            self._cache[table.name] = table.schema.empty_table()
-        return super().read(table)

@@ -12,11 +12,11 @@ from typing import Any
 
 from pyspark_incr.errors import ArgumentError
 from pyspark_incr.plan.sources import desired_models
-from pyspark_incr.procedures.explain import _StateIfAny  # reading state must not create it
 from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.project.lineage import column_lineage, columns_of
 from pyspark_incr.project.loader import Project, load
+from pyspark_incr.state.store import StateIfAny  # reading state must not create it
 
 
 @procedure(
@@ -48,7 +48,7 @@ def lineage(spark: Any, model: str, column: str | None, project: str | None) -> 
         raise ArgumentError("lineage: argument model is empty; name a model (schema.name)")
     loaded = load(project) if project else None
     settings = loaded.config.settings if loaded else {}
-    desired = desired_models(_StateIfAny(spark, settings.get("state_schema")), loaded)
+    desired = desired_models(StateIfAny(spark, settings.get("state_schema")), loaded)
     found = tuple(desired.models.values())
     models = replace(loaded, models=found) if loaded else Project(Path("."), found)
     asked = [column] if column is not None and str(column).strip() else list(columns_of(models, model))
