@@ -10,7 +10,8 @@ pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-
 
 - b: the next day's run, each contender writing the same new day;
 - c: a run with nothing due (pyspark-incr only: a hand-written job keeps no state);
-- the floor: ``SELECT 1`` collected through Spark SQL, what any statement costs here.
+- the floor: ``SELECT 1`` collected through Spark SQL (a Spark job), and ``CALL incr.environments()``
+  (a procedure that does almost nothing: what any ``CALL`` costs here, the no-op run's floor).
 
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     bare.step(lambda: bare.run("a", newest))
     incr.run("a", newest)
     spark.sql("SELECT 1").collect()
-    samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "floor": []}
+    spark.sql("CALL incr.environments()").collect()
+    samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "floor": [], "call": []}
     for k in range(args.rounds):
         newest += 1
         day = newest
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             samples[name].append(timed_ms(action))
         samples["c incr"].append(timed_ms(lambda: incr.run("a", day)))
         samples["floor"].append(timed_ms(lambda: spark.sql("SELECT 1").collect()))
+        samples["call"].append(timed_ms(lambda: spark.sql("CALL incr.environments()").collect()))
     incr.check("a", newest)
     bare.check("a", newest)
     spark.stop()
@@ -113,6 +116,8 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
     print(f"| b: the next day | {med['b bare']:.0f} | {med['b incr']:.0f} | {ratio:.2f} |")
     print(f"| c: nothing due | n/a | {med['c incr']:.1f} | - |")
     print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
+    if "call" in med:
+        print(f"| floor: CALL incr.environments() | | {med['call']:.1f} | |")
     failed = []
     if max_ratio is not None and ratio > max_ratio:
         failed.append(f"b: incr / bare {ratio:.2f} is above --max-ratio {max_ratio}")
