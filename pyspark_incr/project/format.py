@@ -27,7 +27,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import Token, TokenType
 
 from pyspark_incr.errors import IncrError, ModelDefinitionError
-from pyspark_incr.model import macro_parse, macros
+from pyspark_incr.model import extras, macro_parse, macros
 from pyspark_incr.model import statements as model_statements
 from pyspark_incr.model.audit_defs import parse_audits
 from pyspark_incr.model.block import KindSpec, Property, parse_block, split_blocks
@@ -184,16 +184,10 @@ def _statements(body: str, dialect: str, how: Style) -> str:
     return ";\n\n".join(_unhide(s.sql(dialect=dialect, pretty=True, **how.generator)) for s in parsed)
 
 
-_VIRTUAL_UPDATE = re.compile(r"\bON_VIRTUAL_UPDATE_BEGIN\s*;(.*?)\bON_VIRTUAL_UPDATE_END\s*;?\s*$",
-                             re.IGNORECASE | re.DOTALL)
-
-
 def _virtual_update(body: str) -> tuple[str, str]:
     """``body`` split into its statements and its ON_VIRTUAL_UPDATE section's statements ('' when none)."""
-    found = _VIRTUAL_UPDATE.search(body)
-    if not found:
-        return body, ""
-    return body[: found.start()].rstrip().rstrip(";"), found.group(1).strip()
+    query, section, _ = extras.split_virtual_update(body, 1, "formatting")
+    return query.rstrip().rstrip(";"), section.strip()
 
 
 def _virtual_update_section(section: str, dialect: str) -> str:

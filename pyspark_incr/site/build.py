@@ -23,6 +23,7 @@ from sqlglot.errors import SqlglotError
 from pyspark_incr.coverage import Coverage
 from pyspark_incr.errors import ArgumentError, IncrError
 from pyspark_incr.model.definition import Model
+from pyspark_incr.project import lineage
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.project.loader import Project
 from pyspark_incr.site.pages import ColumnInfo, SiteData, index_page, model_page
@@ -43,15 +44,15 @@ class Written:
 
 
 def build_site(project: Project, out: Path | str, *, coverage: Iterable[Coverage] | None = None,
-               until_ms: int | None = None, env: str = "prod", lineage: bool = True) -> Written:
+               until_ms: int | None = None, env: str = "prod") -> Written:
     """Write the site of ``project`` into ``out``; ``coverage`` None means not read (the pages say so)."""
     topological(project.models)  # a cycle fails here, naming its models, before anything is written
     names = [m.name for m in project.models]
     files = {name: file_name(name) for name in names}
-    columns, note = columns_of_project(project, lineage)
+    columns = columns_of_project(project)
     data = SiteData(project=project, files=files, parents={m.name: parents(m, names) for m in project.models},
                     coverage=None if coverage is None else {c.model: c for c in coverage},
-                    until_ms=until_ms, env=env, columns=columns, lineage_note=note)
+                    until_ms=until_ms, env=env, columns=columns)
     root = _prepare(Path(out))
     for asset in ("site.js", "site.css"):
         shutil.copyfile(ASSETS / asset, root / "assets" / asset)
@@ -97,40 +98,27 @@ def _prepare(out: Path) -> Path:
     return out.resolve()
 
 
-def columns_of_project(project: Project, lineage: bool = True) -> tuple[dict[str, list[ColumnInfo]], str | None]:
-    """Each model's columns with their lineage; and why there is no lineage at all, if so."""
-    api = _lineage_api() if lineage else None
-    note = None if api is not None else (
-        "column lineage not traced" if not lineage else "column lineage is not available in this version")
-    return {m.name: _model_columns(project, m, api) for m in project.models}, note
+def columns_of_project(project: Project) -> dict[str, list[ColumnInfo]]:
+    """Each model's columns with their lineage."""
+    return {m.name: _model_columns(project, m) for m in project.models}
 
 
-def _lineage_api():
-    """``pyspark_incr.project.lineage`` (columns_of, column_lineage), or None where it is not installed."""
-    try:
-        from pyspark_incr.project import lineage
-    except ImportError:
-        return None
-    return lineage
-
-
-def _model_columns(project: Project, model: Model, api) -> list[ColumnInfo]:
+def _model_columns(project: Project, model: Model) -> list[ColumnInfo]:
     types = {**cast_types(model), **{name.lower(): kind for name, kind in model.columns}}
     described = {name.lower(): text for name, text in model.column_descriptions}
     note = None
     names: list[str] = []
-    if api is not None:
-        try:
-            names = list(api.columns_of(project, model.name))
-        except (IncrError, SqlglotError) as e:
-            note = f"lineage not traced: {e}"
+    try:
+        names = list(lineage.columns_of(project, model.name))
+    except (IncrError, SqlglotError) as e:
+        note = f"lineage not traced: {e}"
     names = names or [n for n, _ in model.columns] or selected_columns(model)
     found = []
     for name in names:
         steps, why = (), note
-        if api is not None and note is None:
+        if note is None:
             try:
-                steps = tuple(api.column_lineage(project, model.name, name))
+                steps = tuple(lineage.column_lineage(project, model.name, name))
             except (IncrError, SqlglotError) as e:
                 why = f"lineage not traced: {e}"
         found.append(ColumnInfo(name, types.get(name.lower()), described.get(name.lower()), steps, why))

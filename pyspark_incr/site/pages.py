@@ -48,8 +48,6 @@ class SiteData:
     until_ms: int | None = None
     env: str = "prod"
     columns: Mapping[str, Sequence[ColumnInfo]] = field(default_factory=dict)
-    #: Why the column lineage is not shown at all (None: it is, per column).
-    lineage_note: str | None = None
 
     @property
     def title(self) -> str:
@@ -191,8 +189,6 @@ def _neighbours(data: SiteData, model: Model) -> str:
 
 
 def _lineage(data: SiteData, model: Model) -> str:
-    if data.lineage_note:
-        return f'<p class="empty">{esc(data.lineage_note)}</p>'
     columns = data.columns.get(model.name, ())
     if not columns:
         return '<p class="empty">No columns to trace.</p>'
