@@ -7,7 +7,6 @@ A plan is an immutable record; ``incr.plan`` shows it, ``incr.apply`` and
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cached_property
@@ -30,6 +29,7 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
+from pyspark_incr.sqltext import stored_table
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
 
@@ -146,7 +146,7 @@ class _Context:
         if not model.kind.builds_object:
             return exp.to_table(model.name)
         if entry is not None and entry.fingerprint == fingerprint and entry.table_name:
-            return _stored_table(entry.table_name)
+            return stored_table(entry.table_name)
         return physical_table(model.name, fingerprint, self.physical_schema)
 
     def _read_from(self, name: str, model: Model) -> exp.Table | None:
@@ -358,24 +358,6 @@ class _Context:
         if schema not in self._listed:
             self._listed[schema] = tables.names_in(self.spark, schema)
         return self._listed[schema]
-
-
-_QUOTED_PAIR = re.compile(r"`([^`]+)`\.`([^`]+)`")
-
-
-def _stored_table(name: str) -> exp.Table:
-    """A table name as state rows hold it; two backquoted parts (as sqlglot writes a table) are taken apart
-    without parsing, which would cost every model of a large environment a fraction of a millisecond a run.
-
-    >>> _stored_table("`p`.`s__t__01`") == exp.to_table("`p`.`s__t__01`", dialect="spark")
-    True
-    >>> _stored_table("`p`.`a``b`").name  # a backtick in a name: parsed
-    'a`b'
-    """
-    found = _QUOTED_PAIR.fullmatch(name)
-    if found:
-        return exp.table_(found[2], db=found[1], quoted=True)
-    return exp.to_table(name, dialect="spark")
 
 
 def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:
