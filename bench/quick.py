@@ -9,9 +9,11 @@ pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-
 ``--rounds`` interleaved rounds (the order of the two alternates) time
 
 - b: the next day's run, each contender writing the same new day;
-- c: a run with nothing due (pyspark-incr only: a hand-written job keeps no state);
+- c: a run with nothing due (pyspark-incr only: a hand-written job keeps no state), as a scheduled job
+  issues it (``raise_on_failure => true``, its rows not read), and again with its rows collected in
+  PySpark (``.collect()``: pyspark's own cost of reading any result, ~20 ms here);
 - the floor: ``SELECT 1`` collected through Spark SQL (a Spark job), and ``CALL incr.environments()``
-  (a procedure that does almost nothing: what any ``CALL`` costs here, the no-op run's floor).
+  (a procedure that does almost nothing, not collected: what any ``CALL`` costs here, the no-op run's floor).
 
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
@@ -31,7 +33,7 @@ sys.path.insert(0, str(HERE / "peers"))
 
 from common import Spec, generate, register_sources, session  # noqa: E402
 from run_bare import Bare  # noqa: E402
-from run_incr import Incr, _with_incr  # noqa: E402
+from run_incr import Incr, _at, _with_incr  # noqa: E402
 
 DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
 
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     incr.run("a", newest)
     spark.sql("SELECT 1").collect()
     spark.sql("CALL incr.environments()").collect()
-    samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "floor": [], "call": []}
+    samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "c rows": [], "floor": [], "call": []}
     for k in range(args.rounds):
         newest += 1
         day = newest
@@ -98,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, action in runs if k % 2 == 0 else runs[::-1]:
             samples[name].append(timed_ms(action))
         samples["c incr"].append(timed_ms(lambda: incr.run("a", day)))
+        samples["c rows"].append(timed_ms(lambda: spark.sql(f"CALL incr.run(execution_time => '{_at(day + 1)}')").collect()))
         samples["floor"].append(timed_ms(lambda: spark.sql("SELECT 1").collect()))
-        samples["call"].append(timed_ms(lambda: spark.sql("CALL incr.environments()").collect()))
+        samples["call"].append(timed_ms(lambda: spark.sql("CALL incr.environments()")))
     incr.check("a", newest)
     bare.check("a", newest)
     spark.stop()
@@ -115,6 +118,8 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
     print("| workload | bare | incr | incr / bare |\n|---|---|---|---|")
     print(f"| b: the next day | {med['b bare']:.0f} | {med['b incr']:.0f} | {ratio:.2f} |")
     print(f"| c: nothing due | n/a | {med['c incr']:.1f} | - |")
+    if "c rows" in med:
+        print(f"| c, its rows collected in PySpark | n/a | {med['c rows']:.1f} | - |")
     print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
     if "call" in med:
         print(f"| floor: CALL incr.environments() | | {med['call']:.1f} | |")

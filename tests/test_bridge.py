@@ -90,6 +90,29 @@ def test_call_with_named_args_returns_typed_rows(spark, echo):
     assert echo[-1]["ts"] == datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
 
 
+def test_a_call_binds_only_the_arguments_it_passes_and_python_fills_in_the_rest(spark, echo):
+    # Spark analyses the default of every parameter it binds, on every call: incr.run's twelve made a
+    # no-op run spend more time there than in the procedure.
+    df = spark.sql(f"CALL incr.{ECHO}(X => 2.5, s => 'a')")
+    assert df.first().asDict() == dict(s="a", n=3, big=None, ts=None, flag=False, x=2.5, seven=7)
+    call = df._jdf.queryExecution().analyzed().toString()
+    assert f"Call incr.{ECHO}(a, cast(2.5 as double))\n" in call, call  # two arguments, no defaults
+    row = spark.sql(f"CALL incr.{ECHO}('b', 4, flag => true)").first()
+    assert (row.s, row.n, row.big, row.flag, row.x) == ("b", 4, None, True, 1.5)
+
+
+@pytest.mark.parametrize("args, condition", [
+    ("'a', s => 'b'", "DUPLICATE_ROUTINE_PARAMETER_ASSIGNMENT"),
+    ("s => 'a', S => 'b'", "DUPLICATE_ROUTINE_PARAMETER_ASSIGNMENT"),
+    ("s => 'a', 4", "UNEXPECTED_POSITIONAL_ARGUMENT"),
+    ("'a', 1, 2, NULL, false, 1.0, 'too many'", "WRONG_NUM_ARGS"),
+])
+def test_a_call_spark_refuses_gets_sparks_own_error(spark, echo, args, condition):
+    with pytest.raises(AnalysisException, match=condition):
+        spark.sql(f"CALL incr.{ECHO}({args})").collect()
+    assert not echo
+
+
 def test_procedure_sql_runs_in_the_calling_session(spark, echo):
     other = spark.newSession()
     other.sql(f"CALL incr.{ECHO}('from another session')").collect()

@@ -119,8 +119,10 @@ def test_one_model_due_among_many_costs_what_that_model_alone_costs(spark, proje
 
     assert [(r.model, r.start.date().isoformat(), r.status) for r in rows] == [(f"{db}.{DAILY}", "2024-03-02", "ok")]
     assert len(among.statements) == len(alone.statements) and among.jobs == alone.jobs
-    # the same work, and no round trip for the idle models (before: five each, labels and cache refreshes)
-    assert among.round_trips <= alone.round_trips + 1, (among.round_trips, alone.round_trips)
+    # the same work, and no round trip for the idle models (before: five each, labels and cache refreshes); the
+    # count moves by one or two with what the shared session did before (125 against 123 seen once, under load),
+    # less than one round trip per idle model would add
+    assert among.round_trips <= alone.round_trips + 2 < alone.round_trips + IDLE, (among.round_trips, alone.round_trips)
 
 
 def test_an_interval_another_application_built_meanwhile_is_not_built_again(spark, project):

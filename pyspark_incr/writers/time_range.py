@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from sqlglot import exp
 
-from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.units import IntervalUnit
 from pyspark_incr.model.definition import Model
@@ -45,11 +45,12 @@ class TimeRangeWriter(TableWriter):
         return tuple(model.partitioned_by) or (model.kind.time_column,)
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
-        df, spark_type = self._output(ctx, interval)
+        table_schema = ctx.table_schema
+        held = {f.name.lower(): f.dataType.simpleString() for f in table_schema.fields}
+        df, spark_type = self._output(ctx, interval, held.get(ctx.model.kind.time_column.lower()))
         if ctx.table_format == formats.DELTA:
             return self._write_delta(ctx, interval, df, spark_type)
         parts = self.partition_columns(ctx.model)
-        table_schema = ctx.table_schema
         new, rows = tables.counted(df.select(*[ident(c) for c in table_schema.names]))
         staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema,
                                    root=ctx.table_root)
@@ -99,10 +100,26 @@ class TimeRangeWriter(TableWriter):
         """The query's rows for ``interval``, wrapped in the output filter."""
         return self._output(ctx, interval)[0]
 
-    def _output(self, ctx: BuildContext, interval: Interval) -> tuple[Any, str]:
-        """:meth:`output`, and the Spark type of its time column (read once: each read is a round trip)."""
-        df = ctx.dataframe(ctx.query(interval))
+    def _output(self, ctx: BuildContext, interval: Interval, table_type: str | None = None) -> tuple[Any, str]:
+        """:meth:`output`, and the Spark type of its time column (read once: each read is a round trip).
+
+        ``table_type``: the type of the table's time column, when it has one. The query is then analysed once,
+        filtered on that type, which is the query's own in all but odd cases (checked: those, and a query Spark
+        refuses, take the way below, which says what is wrong).
+        """
         kind = ctx.model.kind
+        query = ctx.query(interval)
+        if table_type is not None:
+            try:
+                df = ctx.dataframe(output_filter(query, kind.time_column, interval, table_type,
+                                                 kind.time_column_format))
+                fields = {f.name.lower(): f for f in df.schema.fields}
+                field = fields.get(kind.time_column.lower())
+                if field is not None and field.dataType.simpleString() == table_type:
+                    return df, table_type
+            except ModelQueryError:
+                pass
+        df = ctx.dataframe(query)
         spark_type = _time_type(ctx, df.schema)
         # The filter goes on the analysed query: parsing and analysing the query again costs ~50 ms a batch.
         where = output_filter(exp.select("*").from_("t"), kind.time_column, interval, spark_type, kind.time_column_format)

@@ -20,26 +20,28 @@ import org.apache.spark.sql.types.StructType;
  * <p>Why Java: Spark resolves {@code CALL} to JVM procedure objects, with Spark's internal row
  * types.
  *
- * <p>Both halves of a procedure in one object: the parameters never depend on the input types, so
- * binding changes nothing. Spark 4.2 calls that a {@code SimpleProcedure}, and only for one does
- * {@code DESCRIBE PROCEDURE} list the parameters; Spark 4.1, which the jar is compiled against,
- * has no such interface, so {@link #of} puts it on at runtime where it exists.
+ * <p>Both halves of a procedure in one class: unbound, it declares every parameter; bound, only
+ * those the call binds ({@link Binding}). Spark 4.2 calls such a procedure a {@code
+ * SimpleProcedure}, and only for one does {@code DESCRIBE PROCEDURE} list the parameters; Spark 4.1,
+ * which the jar is compiled against, has no such interface, so {@link #of} puts it on at runtime
+ * where it exists.
  */
 final class IncrProcedure implements UnboundProcedure, BoundProcedure {
   private static final Class<?> SIMPLE = simpleProcedureClass();
   private final Registry.Spec spec;
+  private final Binding binding;
 
-  private IncrProcedure(Registry.Spec spec) {
+  private IncrProcedure(Registry.Spec spec, Binding binding) {
     this.spec = spec;
+    this.binding = binding;
   }
 
   /** The procedure for {@code spec}: a {@code SimpleProcedure} where this Spark has the interface. */
   static UnboundProcedure of(Registry.Spec spec) {
-    IncrProcedure procedure = new IncrProcedure(spec);
+    IncrProcedure procedure = new IncrProcedure(spec, Binding.all(spec));
     if (SIMPLE == null) return procedure;
     return (UnboundProcedure) Proxy.newProxyInstance(
         IncrProcedure.class.getClassLoader(), new Class<?>[] {SIMPLE}, (proxy, method, args) -> {
-          if (method.getName().equals("bind")) return proxy;
           try {
             return IncrProcedure.class.getMethod(method.getName(), method.getParameterTypes()).invoke(procedure, args);
           } catch (InvocationTargetException e) {
@@ -88,7 +90,7 @@ final class IncrProcedure implements UnboundProcedure, BoundProcedure {
 
   @Override
   public BoundProcedure bind(StructType inputType) {
-    return this;
+    return new IncrProcedure(spec, Binding.of(spec, inputType));
   }
 
   @Override
@@ -98,7 +100,7 @@ final class IncrProcedure implements UnboundProcedure, BoundProcedure {
 
   @Override
   public ProcedureParameter[] parameters() {
-    return spec.parameters.clone();
+    return binding.parameters();
   }
 
   @Override
@@ -108,7 +110,7 @@ final class IncrProcedure implements UnboundProcedure, BoundProcedure {
 
   @Override
   public Iterator<Scan> call(InternalRow input) {
-    String reply = Bridge.call(spec.name, spec.argsJson(input), SparkSession.active());
+    String reply = Bridge.call(spec.name, binding.argsJson(input), SparkSession.active());
     JsonNode result;
     try {
       result = Registry.JSON.readTree(reply);

@@ -87,11 +87,11 @@ final class Registry {
       return new StructType(fields);
     }
 
-    /** The bound input row as a JSON object keyed by parameter name. */
-    String argsJson(InternalRow input) {
+    /** Values of the parameters at {@code indices} (one per {@code input} field) as a JSON object keyed by name. */
+    String argsJson(int[] indices, InternalRow input) {
       ObjectNode args = JSON.createObjectNode();
-      for (int i = 0; i < params.size(); i++) {
-        Field f = params.get(i);
+      for (int i = 0; i < indices.length; i++) {
+        Field f = params.get(indices[i]);
         if (input.isNullAt(i)) {
           args.putNull(f.name);
           continue;

@@ -1,0 +1,64 @@
+"""bench/many_models.py's arithmetic and schedule, with no Spark: its table, its limit, its refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("bench_many_models", BENCH / "many_models.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_many_models"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLES = {"all": [260.0, 250.0, 300.0, 240.0, 255.0], "alone": [200.0, 210.0, 190.0, 205.0, 220.0],
+           "noop": [30.0, 35.0, 31.0, 29.0, 40.0]}
+
+
+def test_the_table_shows_each_median_and_what_the_idle_models_cost(capsys):
+    bench = _load()
+
+    code = bench.report(SAMPLES, models=1000, max_ms=300)
+    out = capsys.readouterr().out
+
+    assert code == 0
+    assert "medians of 5 interleaved rounds" in out
+    assert "| a: 1000 models, one due | 255 |" in out
+    assert "| b: the due model alone | 205 |" in out
+    assert "| c: 1000 models, nothing due | 31.0 |" in out
+    assert "| a - b: cost of the 999 idle models | 50 |" in out
+
+
+def test_a_median_above_max_ms_fails():
+    bench = _load()
+
+    assert bench.report(SAMPLES, models=1000, max_ms=250) == 1
+
+
+def test_fewer_than_five_rounds_are_refused_before_spark_starts(capsys):
+    bench = _load()
+
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["--rounds", "4"])
+
+    assert refused.value.code == 2
+    assert "--rounds: at least 5" in capsys.readouterr().err
+
+
+def test_the_timed_runs_stay_in_one_month_so_the_monthly_models_stay_idle():
+    bench = _load()
+
+    assert bench.schedule(date(2024, 2, 29), 16) == (None, date(2024, 3, 2)), "after the set-up: no catch-up"
+    # a kept home whose month is running out: a catch-up on the next month's first day builds the monthly ones
+    assert bench.schedule(date(2024, 3, 20), 16) == (date(2024, 4, 1), date(2024, 4, 2))
+    assert bench.schedule(date(2024, 3, 30), 16) == (date(2024, 4, 1), date(2024, 4, 2)), "due on the 1st"
+    assert bench.schedule(date(2025, 1, 30), 28) == (date(2025, 3, 1), date(2025, 3, 2)), "February is too short"
