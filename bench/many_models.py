@@ -34,6 +34,9 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quick import timed_ms  # noqa: E402
+
 #: The database of the models; the state and physical schemas are named after it.
 DB = "many"
 DAILY = "daily"
@@ -84,12 +87,6 @@ def schedule(last_built: date, days: int) -> tuple[date | None, date]:
         catch_up = first if first.day == 1 else (first.replace(day=28) + timedelta(days=4)).replace(day=1)
         first = catch_up + timedelta(days=1)
     return catch_up, first
-
-
-def timed_ms(action) -> float:
-    started = time.perf_counter()
-    action()
-    return (time.perf_counter() - started) * 1000
 
 
 def main(argv: list[str] | None = None) -> int:

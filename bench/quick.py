@@ -11,7 +11,7 @@ pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-
 - b: the next day's run, each contender writing the same new day;
 - c: a run with nothing due (pyspark-incr only: a hand-written job keeps no state), as a scheduled job
   issues it (``raise_on_failure => true``, its rows not read), and again with its rows collected in
-  PySpark (``.collect()``: pyspark's own cost of reading any result, ~20 ms here);
+  PySpark (``.collect()``: pyspark's own cost of reading any result, 2-20 ms here);
 - the floor: ``SELECT 1`` collected through Spark SQL (a Spark job), and ``CALL incr.environments()``
   (a procedure that does almost nothing, not collected: what any ``CALL`` costs here, the no-op run's floor).
 

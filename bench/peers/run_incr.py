@@ -76,7 +76,7 @@ class Incr(Tool):
         if workload == "f" and not self.spark.catalog.tableExists(self.output("f")):
             return self.backfill("f", newest + 1)  # the first snapshot creates the model
         # As a scheduled job runs it: a failed step fails the statement, so no rows need reading (PySpark's
-        # collect of a CALL's rows costs ~20 ms, more than a no-op run's whole work).
+        # collect of a CALL's rows cost 2-20 ms here, docs/benchmarks.md: up to a no-op run's whole work).
         self.spark.sql(f"CALL incr.run(execution_time => '{_at(newest + 1)}', raise_on_failure => true)")
 
     def _call(self, sql: str) -> None:
