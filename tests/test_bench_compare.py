@@ -2,19 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _compare():
-    spec = importlib.util.spec_from_file_location("bench_compare", BENCH / "compare.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_compare"] = module
-    spec.loader.exec_module(module)
-    return module
+from bench_module import load
 
 
 def _sample(tool, mode, workload, seconds):
@@ -22,7 +10,7 @@ def _sample(tool, mode, workload, seconds):
 
 
 def test_report_shows_medians_and_ratios_per_workload():
-    compare = _compare()
+    compare = load("compare")
     samples = [_sample("bare", "warm", "b", s) for s in (1.0, 3.0, 2.0)]
     samples += [_sample("incr", "warm", "b", s) for s in (2.2, 2.4)]
     samples += [_sample("sqlmesh", "warm", "b", 4.6)]
@@ -36,7 +24,7 @@ def test_report_shows_medians_and_ratios_per_workload():
 
 
 def test_a_workload_a_contender_cannot_run_is_marked_not_applicable():
-    compare = _compare()
+    compare = load("compare")
     samples = [{"tool": "dbt", "mode": "warm", "workload": "f", "skipped": "snapshots need Delta"},
                _sample("incr", "warm", "f", 0.5)]
 
@@ -46,18 +34,10 @@ def test_a_workload_a_contender_cannot_run_is_marked_not_applicable():
     assert row.split(" | ")[1:] == ["500 ms", "n/a", "- |"]
 
 
-def _common():
-    spec = importlib.util.spec_from_file_location("bench_common", BENCH / "peers" / "common.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_common"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_expected_scd2_versions_match_the_generated_snapshots(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    common = _common()
+    common = load("peers/common")
     spec = common.Spec(work=str(tmp_path), rows=20, days=2, extra_days=0, keys=1_234, snapshots=3, cold_snapshots=2)
     common.generate(spark, spec)
     items = spark.read.parquet(str(spec.data / "items"))

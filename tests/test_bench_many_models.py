@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import date
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_many_models", BENCH / "many_models.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_many_models"] = module
-    spec.loader.exec_module(module)
-    return module
+from bench_module import load
 
 
 SAMPLES = {"all": [260.0, 250.0, 300.0, 240.0, 255.0], "alone": [200.0, 210.0, 190.0, 205.0, 220.0],
@@ -25,7 +13,7 @@ SAMPLES = {"all": [260.0, 250.0, 300.0, 240.0, 255.0], "alone": [200.0, 210.0, 1
 
 
 def test_the_table_shows_each_median_and_what_the_idle_models_cost(capsys):
-    bench = _load()
+    bench = load("many_models")
 
     code = bench.report(SAMPLES, models=1000, max_ms=300)
     out = capsys.readouterr().out
@@ -39,13 +27,13 @@ def test_the_table_shows_each_median_and_what_the_idle_models_cost(capsys):
 
 
 def test_a_median_above_max_ms_fails():
-    bench = _load()
+    bench = load("many_models")
 
     assert bench.report(SAMPLES, models=1000, max_ms=250) == 1
 
 
 def test_fewer_than_five_rounds_are_refused_before_spark_starts(capsys):
-    bench = _load()
+    bench = load("many_models")
 
     with pytest.raises(SystemExit) as refused:
         bench.main(["--rounds", "4"])
@@ -55,7 +43,7 @@ def test_fewer_than_five_rounds_are_refused_before_spark_starts(capsys):
 
 
 def test_the_timed_runs_stay_in_one_month_so_the_monthly_models_stay_idle():
-    bench = _load()
+    bench = load("many_models")
 
     assert bench.schedule(date(2024, 2, 29), 16) == (None, date(2024, 3, 2)), "after the set-up: no catch-up"
     # a kept home whose month is running out: a catch-up on the next month's first day builds the monthly ones

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+
+from bench_module import load
 
 from pyspark_incr import timings
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[f"bench_{name}"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 SAMPLES = {"b incr": [600.0, 660.0, 640.0, 700.0, 650.0], "b bare": [500.0] * 5,
@@ -24,7 +13,7 @@ SAMPLES = {"b incr": [600.0, 660.0, 640.0, 700.0, 650.0], "b bare": [500.0] * 5,
 
 
 def test_quick_prints_the_median_ratio_and_passes_within_the_limits(capsys):
-    quick = _load("quick")
+    quick = load("quick")
 
     code = quick.report(SAMPLES, max_ratio=1.5, max_noop_ms=40)
     out = capsys.readouterr().out
@@ -35,7 +24,7 @@ def test_quick_prints_the_median_ratio_and_passes_within_the_limits(capsys):
 
 
 def test_quick_exits_non_zero_naming_each_limit_exceeded(capsys):
-    quick = _load("quick")
+    quick = load("quick")
 
     code = quick.report(SAMPLES, max_ratio=1.2, max_noop_ms=30)
     out = capsys.readouterr().out
@@ -46,8 +35,8 @@ def test_quick_exits_non_zero_naming_each_limit_exceeded(capsys):
 
 
 def test_breakdown_counts_sparks_work_in_every_phase_it_started_in():
-    breakdown = _load("breakdown")
-    work = _load("spark_work")
+    breakdown = load("breakdown")
+    work = load("spark_work")
     phases = [timings.Phase("run", "run", "t", 0.0, 1.0), timings.Phase("plan", "run/plan", "t", 0.0, 0.1),
               timings.Phase("batch", "run/batch", "t", 0.2, 0.9, statements=1, statement_ms=5.0),
               timings.Phase("write", "run/batch/write", "t", 0.25, 0.8)]
