@@ -46,8 +46,7 @@ class TimeRangeWriter(TableWriter):
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         table_schema = ctx.table_schema
-        held = {f.name.lower(): f.dataType.simpleString() for f in table_schema.fields}
-        df, spark_type = self._output(ctx, interval, held.get(ctx.model.kind.time_column.lower()))
+        df, spark_type = self._output(ctx, interval, _column_type(table_schema, ctx.model.kind.time_column))
         if ctx.table_format == formats.DELTA:
             return self._write_delta(ctx, interval, df, spark_type)
         parts = self.partition_columns(ctx.model)
@@ -113,9 +112,7 @@ class TimeRangeWriter(TableWriter):
             try:
                 df = ctx.dataframe(output_filter(query, kind.time_column, interval, table_type,
                                                  kind.time_column_format))
-                fields = {f.name.lower(): f for f in df.schema.fields}
-                field = fields.get(kind.time_column.lower())
-                if field is not None and field.dataType.simpleString() == table_type:
+                if _column_type(df.schema, kind.time_column) == table_type:
                     return df, table_type
             except ModelQueryError:
                 pass
@@ -170,14 +167,18 @@ def _unqualified(condition: exp.Expression) -> exp.Expression:
 def _time_type(ctx: BuildContext, schema: Any) -> str:
     """The Spark type of the time column in ``schema`` (a query's output, or the table's)."""
     column = ctx.model.kind.time_column
-    fields = {f.name.lower(): f for f in schema.fields}
-    field = fields.get(column.lower())
-    if field is None:
+    found = _column_type(schema, column)
+    if found is None:
         raise ModelDefinitionError(
             f"model {ctx.model.name}: time_column {column!r} is not a column of the query's output "
             f"({', '.join(schema.names)}); select it or fix time_column"
         )
-    return field.dataType.simpleString()
+    return found
+
+
+def _column_type(schema: Any, column: str) -> str | None:
+    """The Spark type of ``column`` (any case) in ``schema``, or None when it has no such column."""
+    return next((f.dataType.simpleString() for f in schema.fields if f.name.lower() == column.lower()), None)
 
 
 def _instant(value: str, spark_type: str, fmt: str, tz: ZoneInfo) -> int:
