@@ -15,6 +15,9 @@ pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-
 - the floor: ``SELECT 1`` collected through Spark SQL (a Spark job), and ``CALL incr.environments()``
   (a procedure that does almost nothing, not collected: what any ``CALL`` costs here, the no-op run's floor).
 
+``--scd2 N`` adds compare.sh's f0 and f: the SCD type 2 model's first load by each contender (once each,
+order alternating with nothing: one sample), then N interleaved snapshot rounds (1M keys, 1 % changing).
+
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
 """
@@ -31,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
-from common import Spec, generate, register_sources, session  # noqa: E402
+from common import Spec, generate, point_items, register_sources, session  # noqa: E402
 from run_bare import Bare  # noqa: E402
 from run_incr import Incr, _at, _with_incr  # noqa: E402
 
@@ -70,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-ratio", type=float, help="fail when b's incr / bare is above this")
     parser.add_argument("--max-noop-ms", type=float, help="fail when c's median is above this (ms)")
+    parser.add_argument("--scd2", type=int, default=0, metavar="N",
+                        help="also time the SCD type 2 first load and N snapshot rounds (f0, f)")
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
@@ -105,8 +110,29 @@ def main(argv: list[str] | None = None) -> int:
         samples["call"].append(timed_ms(lambda: spark.sql("CALL incr.environments()")))
     incr.check("a", newest)
     bare.check("a", newest)
+    if args.scd2:
+        samples.update(scd2_rounds(incr, bare, args.scd2))
     spark.stop()
     return report(samples, args.max_ratio, args.max_noop_ms)
+
+
+def scd2_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[float]]:
+    """f0 (the first load, once each) and ``rounds`` interleaved f rounds (one snapshot each), checked."""
+    spark = incr.spark
+    samples: dict[str, list[float]] = {"f0 incr": [], "f0 bare": [], "f incr": [], "f bare": []}
+    for tool in (incr, bare):
+        tool.reset("f")
+    point_items(spark, 0)
+    samples["f0 incr"].append(timed_ms(lambda: incr.run("f", 0)))
+    samples["f0 bare"].append(timed_ms(lambda: bare.run("f", 0)))
+    for snap in range(1, rounds + 1):
+        point_items(spark, snap)
+        runs = [("f incr", lambda: incr.run("f", snap)), ("f bare", lambda: bare.run("f", snap))]
+        for name, action in runs if snap % 2 else runs[::-1]:
+            samples[name].append(timed_ms(action))
+    incr.check("f", rounds)
+    bare.check("f", rounds)
+    return samples
 
 
 def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms: float | None) -> int:
@@ -123,6 +149,10 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
     print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
     if "call" in med:
         print(f"| floor: CALL incr.environments() | | {med['call']:.1f} | |")
+    for key, what in (("f0", "f0: SCD2 first load (one sample)"), ("f", "f: SCD2 one snapshot")):
+        if f"{key} incr" in med:
+            bare_ms, incr_ms = med[f"{key} bare"], med[f"{key} incr"]
+            print(f"| {what} | {bare_ms:.0f} | {incr_ms:.0f} | {incr_ms / bare_ms:.2f} |")
     failed = []
     if max_ratio is not None and ratio > max_ratio:
         failed.append(f"b: incr / bare {ratio:.2f} is above --max-ratio {max_ratio}")

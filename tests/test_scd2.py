@@ -409,13 +409,28 @@ def test_the_changes_query_and_the_delta_merge_are_the_expected_sql(case):
     _check_sql(f"{case}_merge", merge.sql("spark", pretty=True))
 
 
-def test_sparks_own_parser_accepts_every_merge_statement(spark):
+@pytest.mark.parametrize("case", sorted(c for c, (_, initial) in SQL_CASES.items() if not initial))
+def test_the_next_version_query_keeps_history_closes_open_rows_and_adds_versions_in_one_pass(case):
+    spec, _ = _sql_case(case)
+    query = sqlglot.parse_one(_sql_model(SQL_CASES[case][0]).query, read="spark")
+    version = scd2_sql.next_version_query(spec, query, exp.table_("menu_items", db="db", quoted=True),
+                                          to_ms("2020-01-02 02:00:00"))
+
+    assert "FULL OUTER JOIN" not in version.sql("spark")
+    _check_sql(f"{case}_next_version", version.sql("spark", pretty=True))
+
+
+def test_sparks_own_parser_accepts_every_merge_statement_and_next_version_query(spark):
     parser = spark._jsparkSession.sessionState().sqlParser()
     for case in SQL_CASES:
         spec, changes = _sql_case(case)
         plan = parser.parsePlan(scd2_sql.merge_statement(spec, exp.to_table("db.t"), changes).sql("spark"))
 
         assert plan.nodeName() == "MergeIntoTable"
+        if not SQL_CASES[case][1]:
+            query = sqlglot.parse_one(_sql_model(SQL_CASES[case][0]).query, read="spark")
+            version = scd2_sql.next_version_query(spec, query, exp.to_table("db.t"), 0)
+            assert parser.parsePlan(version.sql("spark")).nodeName() == "UnresolvedWith"
 
 
 class _RecordingSpark:

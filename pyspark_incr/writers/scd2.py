@@ -76,7 +76,12 @@ class Scd2ByTimeWriter(TableWriter):
         changes = scd2_sql.changes_query(spec, query, ctx.table, ctx.execution_ms, initial_load=empty)
         if ctx.table_format == formats.DELTA:
             return _merge(ctx, spec, changes)
-        return _rewrite(ctx, spec, changes, self.partition_columns(ctx.model))
+        parts = self.partition_columns(ctx.model)
+        if parts:
+            return _rewrite(ctx, spec, changes, parts)
+        # on a first load the changes are the whole table
+        return _rewrite_table(ctx, changes if empty else scd2_sql.next_version_query(
+            spec, query, ctx.table, ctx.execution_ms))
 
 
 @register
@@ -99,12 +104,10 @@ def _merge(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query) -> in
 
 
 def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, parts: tuple[str, ...]) -> int:
-    """Parquet: stage the new version of the touched partitions (or the table) and publish it atomically.
+    """Parquet, partitioned: stage the new version of the partitions the changes touch and publish it atomically.
 
-    The new version is the old rows, minus the open rows of the keys that close, plus the changes.
+    Their new version is their old rows, minus the open rows of the keys that close, plus the changes.
     """
-    if not parts:
-        return _rewrite_table(ctx, spec, changes)
     spark = ctx.spark
     table = spark.table(ctx.table_sql)
     # Computed once: counted, scanned for the partitions it touches, then written.
@@ -128,21 +131,19 @@ def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, par
         changed.unpersist()
 
 
-def _rewrite_table(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query) -> int:
-    """An unpartitioned table's next version in one Spark job, the changes counted as the write consumes them.
+def _rewrite_table(ctx: BuildContext, next_version: exp.Query) -> int:
+    """Parquet, unpartitioned: the table's next version (rows flagged by action) staged in one Spark job and
+    published; the rows closed and added, counted as the write consumes them.
 
-    Nothing to scan for touched partitions, so the changes need not be computed (and cached) before
-    the write: that pass cost as much as the write. A run that changed nothing drops what it staged,
-    so the table keeps its files.
+    A run that changed nothing drops what it staged, so the table keeps its files.
     """
     spark = ctx.spark
     staged = None
     try:
-        table, changed = spark.table(ctx.table_sql), ctx.dataframe(changes)
-        # Counted on the side that adds the changes only: an observation may appear once in a plan.
-        added, rows = tables.counted(changed.select(*[ident(c) for c in table.columns]))
-        staged = generations.stage(spark, ctx.table, _next_version(table, changed, spec, added), (),
-                                   formats.storage(ctx.model))
+        table = spark.table(ctx.table_sql)
+        version, rows = tables.counted(ctx.dataframe(next_version), scd2_sql.ACTION)
+        staged = generations.stage(spark, ctx.table, version.select(*[ident(c) for c in table.columns]), (),
+                                   formats.storage(ctx.model), table_schema=table.schema)
         written = rows()
         if written:
             generations.publish(spark, ctx.table, staged, ())
@@ -155,16 +156,15 @@ def _rewrite_table(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Quer
         raise
 
 
-def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec, added: Any = None) -> Any:
-    """``old`` without the open rows of the keys ``changed`` closes, plus the changes: ``added`` when given
-    (``changed`` in ``old``'s columns, e.g. counted), else ``changed`` itself."""
+def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec) -> Any:
+    """``old`` without the open rows of the keys ``changed`` closes, plus the changes."""
     columns = [ident(c) for c in old.columns]
     closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
     keys = closing.select(*[F.col(ident(k)).alias(f"__incr_k{i}") for i, k in enumerate(spec.unique_key)])
     replaced = reduce(lambda a, b: a & b, [old[ident(k)].eqNullSafe(keys[f"__incr_k{i}"])
                                             for i, k in enumerate(spec.unique_key)])
     kept = old.join(keys, old[ident(spec.valid_to)].isNull() & replaced, "left_anti").select(*columns)
-    return kept.unionByName(changed.select(*columns) if added is None else added)
+    return kept.unionByName(changed.select(*columns))
 
 
 def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_sql.Scd2Spec) -> set[tuple]:

@@ -72,13 +72,14 @@ def add_columns(spark: Any, table: exp.Table, columns: tuple[tuple[str, str], ..
     spark.sql(ddl.add_columns(table, columns))
 
 
-def counted(df: Any) -> tuple[Any, Any]:
-    """``df`` counting its rows as a write consumes it (no second pass), and the function reading the count."""
+def counted(df: Any, column: str | None = None) -> tuple[Any, Any]:
+    """``df`` counting its rows (or, given ``column``, the rows where it is not NULL) as a write consumes it
+    (no second pass), and the function reading the count."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     observation = Observation(f"incr_rows_{uuid.uuid4().hex}")
-    observed = df.observe(observation, F.count(F.lit(1)).alias("rows"))
+    observed = df.observe(observation, F.count(F.col(ident(column)) if column else F.lit(1)).alias("rows"))
     return observed, lambda: int(observation.get.get("rows", 0))
 
 
