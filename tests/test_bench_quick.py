@@ -49,3 +49,15 @@ def test_breakdown_counts_sparks_work_in_every_phase_it_started_in():
     assert rows["run/plan"]["jobs"] == 0
     assert round(rows["run"]["self ms"]) == 200, "the run less its plan (100 ms) and its batch (700 ms)"
     assert rows["run/batch"]["stmts"] == 1
+
+
+def test_quick_prints_the_scd2_rows_and_their_ratios_when_timed(capsys):
+    quick = load("quick")
+    samples = {**SAMPLES, "f0 incr": [2600.0], "f0 bare": [2000.0], "f incr": [3900.0, 3000.0, 3300.0],
+               "f bare": [2500.0, 3000.0, 2000.0]}
+
+    quick.report(samples, max_ratio=None, max_noop_ms=None)
+    out = capsys.readouterr().out
+
+    assert "| f0: SCD2 first load (one sample) | 2000 | 2600 | 1.30 |" in out
+    assert "| f: SCD2 one snapshot | 2500 | 3300 | 1.32 |" in out

@@ -432,3 +432,14 @@ def test_dead_worker_is_restarted_and_worker_dies_with_a_killed_jvm(tmp_path):
         if cli.proc.poll() is None:
             cli.proc.kill()
         cli.proc.wait()
+
+
+def test_the_py4j_connections_serving_calls_send_replies_without_nagles_delay(spark, echo):
+    # py4j never sets TCP_NODELAY: a reply longer than its 8 KB write buffer waited up to 40 ms for the
+    # Python side's delayed ACK (a catalog listing of 1,000 tables, a large state listing).
+    spark.sql(f"CALL incr.{ECHO}('a')").collect()
+    jvm = spark._jvm.pysparkincr
+
+    assert jvm.NoDelay.missing(jvm.Bridge.get()) == 0
+    text = "x" * 40_000
+    assert spark._jsparkSession.conf().get("pyspark.incr.test.absent", text) == text

@@ -41,6 +41,7 @@ public final class Bridge {
 
   /** An in-process (PySpark) handler; replaces any worker. */
   public static void register(Handler h) {
+    NoDelay.install(h);
     synchronized (LOCK) {
       handler = h;
       inProcess = true;
@@ -51,6 +52,7 @@ public final class Bridge {
 
   /** Called by the worker we launched once it is attached. */
   public static void registerWorker(Handler h) {
+    NoDelay.install(h);
     synchronized (LOCK) {
       if (!inProcess) handler = h;
       LOCK.notifyAll();
@@ -90,7 +92,9 @@ public final class Bridge {
   static String call(String procedure, String argsJson, Object session) {
     Handler h = get();
     try {
-      return h.call(procedure, argsJson, session);
+      String reply = h.call(procedure, argsJson, session);
+      NoDelay.sweep(h); // a connection the call opened to Python (JDBC, Spark Connect) is swept once used
+      return reply;
     } catch (RuntimeException e) {
       Process p = worker;
       if (!inProcess && p != null && exited(p)) {
