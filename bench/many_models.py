@@ -17,8 +17,8 @@ interleaved rounds (the order of a and b alternates) time
 
 each issued as a scheduled job issues it (``raise_on_failure => true``, its rows not read: the CALL runs
 when ``spark.sql`` returns). Prints medians and a - b, what the idle models cost; ``--max-ms`` (on a) turns
-it into a check. The set-up builds every model once (about a second each on a 2-core machine: a quarter of an
-hour for 1,000); ``--home DIR --keep`` keeps it for the next invocation. Figures move 10-20 % with the machine's
+it into a check. The set-up builds every model once in one apply (1,000 took four minutes on a 2-core
+machine); ``--home DIR --keep`` keeps it for the next invocation. Figures move 10-20 % with the machine's
 load (docs/benchmarks.md), far more on a busy one: read them on an idle machine.
 """
 
