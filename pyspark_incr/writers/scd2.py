@@ -73,15 +73,14 @@ class Scd2ByTimeWriter(TableWriter):
         """Merge the source's current rows into the history; the number of rows closed and added."""
         spec, query = self.spec(ctx, interval)
         empty = not ctx.spark.sql(ddl.any_row(ctx.table)).collect()
+        parts = self.partition_columns(ctx.model)
+        if ctx.table_format != formats.DELTA and not parts and not empty:
+            return _rewrite_table(ctx, scd2_sql.next_version_query(spec, query, ctx.table, ctx.execution_ms))
         changes = scd2_sql.changes_query(spec, query, ctx.table, ctx.execution_ms, initial_load=empty)
         if ctx.table_format == formats.DELTA:
             return _merge(ctx, spec, changes)
-        parts = self.partition_columns(ctx.model)
-        if parts:
-            return _rewrite(ctx, spec, changes, parts)
         # on a first load the changes are the whole table
-        return _rewrite_table(ctx, changes if empty else scd2_sql.next_version_query(
-            spec, query, ctx.table, ctx.execution_ms))
+        return _rewrite(ctx, spec, changes, parts) if parts else _rewrite_table(ctx, changes)
 
 
 @register
