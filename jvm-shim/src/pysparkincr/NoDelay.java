@@ -64,11 +64,9 @@ public final class NoDelay {
    * Python's callback server (a CALL from JDBC or Spark Connect talks to Python over those).
    */
   static void sweep(Object handler) {
-    Gateway gateway = gatewayOf(handler);
-    if (gateway == null) return;
-    Py4JPythonClient client = gateway.getCallbackClient();
-    if (client instanceof CallbackClient) setAll(read(CallbackClient.class, "connections", client));
-    setAll(read(GatewayServer.class, "connections", serverOf(gateway)));
+    for (Object connection : connections(gatewayOf(handler))) {
+      if (connection instanceof Py4JServerConnection) set(((Py4JServerConnection) connection).getSocket());
+    }
   }
 
   /** Connections of the gateway behind {@code handler} without TCP_NODELAY (tests: 0 once swept). */
@@ -76,10 +74,7 @@ public final class NoDelay {
     Gateway gateway = gatewayOf(handler);
     if (gateway == null) return -1;
     int count = 0;
-    Py4JPythonClient client = gateway.getCallbackClient();
-    List<Object> all = new ArrayList<>(copy(read(GatewayServer.class, "connections", serverOf(gateway))));
-    if (client instanceof CallbackClient) all.addAll(copy(read(CallbackClient.class, "connections", client)));
-    for (Object connection : all) {
+    for (Object connection : connections(gateway)) {
       try {
         Socket socket = connection instanceof Py4JServerConnection
             ? ((Py4JServerConnection) connection).getSocket() : null;
@@ -105,10 +100,14 @@ public final class NoDelay {
     return server instanceof GatewayServer ? (GatewayServer) server : null;
   }
 
-  private static void setAll(Object connections) {
-    for (Object connection : copy(connections)) {
-      if (connection instanceof Py4JServerConnection) set(((Py4JServerConnection) connection).getSocket());
-    }
+  /** The connections open now: those Python opened, then those this JVM opened to its callback server. */
+  private static List<Object> connections(Gateway gateway) {
+    List<Object> all = new ArrayList<>();
+    if (gateway == null) return all;
+    all.addAll(copy(read(GatewayServer.class, "connections", serverOf(gateway))));
+    Py4JPythonClient client = gateway.getCallbackClient();
+    if (client instanceof CallbackClient) all.addAll(copy(read(CallbackClient.class, "connections", client)));
+    return all;
   }
 
   private static void set(Socket socket) {
