@@ -12,7 +12,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
-  .venv/bin/pip install -q hatchling editables
+  # pyspark is an sdist with a setup.py: built without isolation, it needs setuptools' own
+  # bdist_wheel (>= 70.1), which the venv's bundled setuptools lacks once pip no longer falls
+  # back to `setup.py install` (pip >= 25.3).
+  .venv/bin/pip install -q hatchling editables "setuptools>=70.1"
   .venv/bin/pip install -q --no-build-isolation -e ".[dev]"
   touch "$stamp"
 fi
