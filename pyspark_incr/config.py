@@ -11,7 +11,7 @@ PHYSICAL_SCHEMA = "spark.incr.physicalSchema"
 #: Environment used when a procedure is called without ``env``.
 DEFAULT_ENV = "spark.incr.defaultEnv"
 
-#: How many independent models an apply or run builds at once.
+#: How many independent models, and batches of a model, an apply or run builds at once.
 CONCURRENCY = "spark.incr.concurrency"
 
 #: Seconds a call waits for another call's claim on what it writes (the default of the ``wait`` argument).

@@ -22,7 +22,7 @@ def test_a_failing_blocking_audit_keeps_its_interval_missing_and_stops_later_bat
     name = f"{isolated}.checked"
     _call(spark, "create_model", definition=_model(name, "not_null(columns := (amount))"))
 
-    rows = _call(spark, "apply", execution_time="2024-01-05 00:00:00")
+    rows = _call(spark, "apply", execution_time="2024-01-05 00:00:00", concurrency=1)  # one batch at a time
     status = _call(spark, "status", model=name, execution_time="2024-01-05 00:00:00")
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-01-01", "ok"), ("2024-01-02", "failed")]

@@ -61,20 +61,38 @@ def test_batch_concurrency_overlaps_spark_jobs_and_equals_the_sequential_result(
     raw = _raw(spark, isolated)
     parallel, sequential = f"{isolated}.parallel", f"{isolated}.sequential"
     _call(spark, "create_model", definition=_model(parallel, raw, ", batch_size 1, batch_concurrency 4"))
-    _call(spark, "create_model", definition=_model(sequential, raw, ", batch_size 1"))
+    _call(spark, "create_model", definition=_model(sequential, raw, ", batch_size 1, batch_concurrency 1"))
 
-    rows = _call(spark, "apply", execution_time="2024-01-09 00:00:00", concurrency=1)
+    rows = _call(spark, "apply", execution_time="2024-01-09 00:00:00", concurrency=5)
 
     parallel_spans = _job_spans(spark, parallel)
     sequential_spans = _job_spans(spark, sequential)
     assert [r.status for r in rows] == ["ok"] * 16
     assert len(parallel_spans) == len(sequential_spans) == 8, "every batch ran Spark jobs labelled with its interval"
     assert _most_at_once(list(parallel_spans.values())) >= 3, "batch_concurrency 4 overlaps the batches' Spark jobs"
-    assert _most_at_once(list(sequential_spans.values())) == 1, "without it, one batch at a time"
+    assert _most_at_once(list(sequential_spans.values())) == 1, "batch_concurrency 1: one batch at a time"
     assert spark.table(parallel).count() == 8
     assert_df_equality(spark.table(parallel), spark.table(sequential), ignore_row_order=True)
     status = _call(spark, "status", model=parallel, execution_time="2024-01-09 00:00:00")
     assert [(r.state, r.intervals) for r in status] == [("covered", 8)], "every concurrent batch recorded its interval"
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_without_batch_concurrency_a_models_batches_share_the_calls_concurrency_with_other_models(
+        spark, isolated, concurrency):
+    raw = _raw(spark, isolated, days=6)
+    first, second = f"{isolated}.first", f"{isolated}.second"
+    _call(spark, "create_model", definition=_model(first, raw, ", batch_size 1"))
+    _call(spark, "create_model", definition=_model(second, raw, ", batch_size 1"))
+
+    rows = _call(spark, "apply", execution_time="2024-01-07 00:00:00", concurrency=concurrency)
+
+    spans = {**_job_spans(spark, first), **_job_spans(spark, second)}
+    assert [r.status for r in rows] == ["ok"] * 12 and len(spans) == 12
+    at_once = _most_at_once(list(spans.values()))
+    assert at_once <= concurrency, "as SQLMesh's concurrent_tasks: models and their batches share the limit"
+    assert at_once >= min(2, concurrency), "unset, batch_concurrency lets batches overlap up to the limit"
+    assert_df_equality(spark.table(first), spark.table(second), ignore_row_order=True)
 
 
 def test_independent_models_run_at_once_and_a_child_waits_for_its_parent(spark, isolated):
@@ -106,7 +124,7 @@ def test_a_failing_batch_stops_the_batches_not_yet_started_under_batch_concurren
     failing = "id + IF(ds = DATE'2024-01-03', CAST(raise_error('boom') AS BIGINT), 0)"  # day 3 fails inside Spark
     _call(spark, "create_model", definition=_model(name, raw, ", batch_size 1, batch_concurrency 2", total=failing))
 
-    rows = _call(spark, "apply", execution_time="2024-01-09 00:00:00", concurrency=1)
+    rows = _call(spark, "apply", execution_time="2024-01-09 00:00:00", concurrency=2)
     status = _call(spark, "status", model=name, execution_time="2024-01-09 00:00:00")
 
     by_day = {r.start.date().isoformat(): r.status for r in rows}
@@ -140,7 +158,11 @@ def test_per_partition_runs_one_interval_per_job_whatever_the_batch_size(spark, 
      "SELECT ds FROM @this_model", (1, "the query reads the model itself")),
     ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, batch_concurrency 3)); SELECT id FROM raw.t",
      (1, "each INCREMENTAL_BY_UNIQUE_KEY batch builds on the previous one")),
-    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds FROM raw.t", (1, "")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds FROM raw.t", (0, "")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds FROM a.b", (1, "")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SET x = 1; SELECT ds FROM raw.t", (1, "")),
+    ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id)); SELECT id FROM raw.t", (1, "")),
+    ("MODEL (name a.b, kind FULL); SELECT 1 AS id", (1, "")),
 ])
 def test_batch_concurrency_is_forced_to_one_where_batch_order_matters(definition, expected):
     from pyspark_incr.model.definition import parse_model

@@ -139,7 +139,7 @@ def test_a_failing_blocking_custom_audit_keeps_its_interval_missing_and_stops_la
     name = f"{isolated}.checked"
     root = _project(tmp_path, {name: _model(name, "assert_above(column := amount)")})
 
-    rows = _call(spark, "apply", project=str(root), execution_time=T)
+    rows = _call(spark, "apply", project=str(root), execution_time=T, concurrency=1)  # one batch at a time
     status = _call(spark, "status", model=name, execution_time=T)
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [
@@ -168,7 +168,7 @@ def test_incr_run_audits_new_batches_from_state_without_the_project(spark, isola
     first = _call(spark, "apply", project=str(root), execution_time="2024-01-03 00:00:00")
     shutil.rmtree(root)
 
-    rows = _call(spark, "run", execution_time=T)
+    rows = _call(spark, "run", execution_time=T, concurrency=1)  # one batch at a time: the failure stops the next
 
     assert [r.status for r in first] == ["ok", "ok"]
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-01-03", "failed")]

@@ -66,7 +66,7 @@ def test_each_finished_batch_is_reported_as_it_happens_with_n_of_total(spark, is
     unsubscribe = progress.subscribe(events.append)
     try:
         with caplog.at_level("INFO", logger="pyspark_incr.run"):
-            _call(spark, "apply", execution_time="2024-01-06 00:00:00")
+            _call(spark, "apply", execution_time="2024-01-06 00:00:00", concurrency=1)  # batches in order
     finally:
         unsubscribe()
 

@@ -44,7 +44,7 @@ class ModelPlan:
     built: IntervalSet = field(default_factory=IntervalSet)
     #: Whether the model's table exists in the catalog now.
     table_exists: bool = False
-    #: How many of the batches may run at once.
+    #: How many of the batches may run at once (0: as many as the call's concurrency allows, sharing it).
     batch_concurrency: int = 1
     #: Where the environment shows the model (a view over ``table``); None for EXTERNAL and EMBEDDED.
     view: exp.Table | None = None

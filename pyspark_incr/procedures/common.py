@@ -49,8 +49,9 @@ PER_PARTITION = Param(
 )
 CONCURRENCY = Param(
     "concurrency", "int",
-    "How many independent models to build at once (default: the project's incr.concurrency, else the "
-    "session's spark.incr.concurrency, else 4); 1 builds one model at a time.",
+    "How many models, and batches of a model, to build at once: independent models, and the batches of a model "
+    "that leaves batch_concurrency unset, share them (default: the project's incr.concurrency, else the "
+    "session's spark.incr.concurrency, else 4); 1 builds one batch at a time.",
 )
 ALLOW_DOWNGRADE = Param(
     "allow_downgrade", "boolean",

@@ -5,7 +5,9 @@ marked missing, and is marked built only after its data is committed.
 
 Independent models run at the same time, up to ``concurrency``; a model starts
 once every model it reads has finished. Within a model, up to its
-``batch_concurrency`` batches run at once. Each batch's Spark jobs carry the
+``batch_concurrency`` batches run at once (unset: as many as the call allows, as
+with SQLMesh's ``concurrent_tasks``); the models building and the batches beside
+their first share the ``concurrency`` places. Each batch's Spark jobs carry the
 fair-scheduler pool ``incr``, the run's job group and the batch as description.
 
 A failed batch (any error inside Spark: a missing file, a schema mismatch, a task that
@@ -62,6 +64,8 @@ class Executor:
         #: The call's claims (:class:`~pyspark_incr.run.locks.Locks`): checked before each commit of data or state.
         self.fence = fence or NoFence()
         self.concurrency = max(1, concurrency)
+        #: Shared by the models building at once and the batches each runs beside its first.
+        self._places = lanes.Places(self.concurrency)
         self.fail_fast = fail_fast
         #: With fail_fast, the model whose failure stopped the call.
         self.halted_by: str | None = None
@@ -86,7 +90,7 @@ class Executor:
         progress.publish(progress.Started(0, self._total))
         try:
             lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._settled(by_name[name]),
-                          self.concurrency, inline=lambda name: _idle(by_name[name]))
+                          self.concurrency, inline=lambda name: _idle(by_name[name]), places=self._places)
             with timings.phase("views"):
                 self._promote([self._replanned.get(m.name, m) for m in self.plan.models
                                if m.change != REMOVED and self._promotable(m)])
@@ -174,7 +178,8 @@ class Executor:
             return
         if mp.rebuild and not mp.model.kind.has_intervals:
             self._result(mp, f"create {mp.kind.lower()}", None, "ok", time.monotonic() - started)
-        lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), mp.batch_concurrency)
+        at_once = mp.batch_concurrency or self.concurrency  # unset: as many as the call's places allow
+        lanes.run_batches(mp.batches, lambda batch: self._write(writer, ctx, mp, batch), at_once, self._places)
 
     def _examined(self, mp: ModelPlan, ctx: BuildContext, writer: Any) -> ModelPlan:
         """The schema change of a forward-only model whose parents were just built; refused as apply would have."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -33,24 +34,80 @@ POOL, GROUP, DESCRIPTION = "spark.scheduler.pool", "spark.jobGroup.id", "spark.j
 INCR_POOL = "incr"
 
 
+class Places:
+    """A call's places for Spark work, ``concurrency`` in all (SQLMesh's ``concurrent_tasks``): one for each
+    model being built, and one for each batch a model runs beside its first. A model waiting to start
+    comes before one more batch of a model already running."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self._taken = 0
+        self._models_waiting = False
+        self._changed = threading.Condition()
+
+    def take_for_model(self) -> bool:
+        """Take a place for a model to start in; False when every place is taken."""
+        with self._changed:
+            if self._taken >= self.limit:
+                return False
+            self._taken += 1
+            return True
+
+    def take_for_batch(self) -> bool:
+        """Take a place for one more batch of a running model; False when none is free or a model waits for one."""
+        with self._changed:
+            if self._models_waiting or self._taken >= self.limit:
+                return False
+            self._taken += 1
+            return True
+
+    def give(self) -> None:
+        """Give a place back."""
+        with self._changed:
+            self._taken -= 1
+            self._changed.notify_all()
+
+    def free(self) -> bool:
+        """Whether a place is free now."""
+        with self._changed:
+            return self._taken < self.limit
+
+    def models_waiting(self, waiting: bool) -> None:
+        """Say whether a ready model waits for a place (running models then take no more for their batches)."""
+        with self._changed:
+            self._models_waiting = waiting
+
+    def wait_for(self, done: Callable[[], bool]) -> None:
+        """Block until ``done()`` holds; it is checked again whenever a place is given back or :meth:`wake` is called."""
+        with self._changed:
+            self._changed.wait_for(done)
+
+    def wake(self) -> None:
+        """Have :meth:`wait_for` check its condition again (a model finished)."""
+        with self._changed:
+            self._changed.notify_all()
+
+
 def run_dag(nodes: Sequence[str], deps: Mapping[str, Iterable[str]], work: Callable[[str], None], limit: int,
-            inline: Callable[[str], bool] | None = None) -> None:
+            inline: Callable[[str], bool] | None = None, places: Places | None = None) -> None:
     """Call ``work(node)`` for every node, each after the nodes it depends on, at most ``limit`` at once.
 
     ``nodes`` is in a topological order, which is also the order ready nodes start in.
     ``work`` reports failures itself; an exception escaping it is a bug and is re-raised.
     A node ``inline`` says is quick (a model with nothing to build: it starts no Spark job) runs in the
     calling thread once ready and takes no place among the ``limit``: a run of 1,000 models with one
-    due starts one thread, and a run with nothing due none.
+    due starts one thread, and a run with nothing due none. ``places`` (default: ``limit`` of them) are
+    shared with the batches the nodes run at once (:func:`run_batches`): each running node holds one.
 
     >>> order = []
     >>> run_dag(["a", "b", "c"], {"c": {"a", "b"}}, order.append, limit=2, inline=lambda n: n != "b")
     >>> order.index("c") > max(order.index("a"), order.index("b"))
     True
     """
+    places = places or Places(limit)
     if limit <= 1:
         for node in nodes:
-            work(node)
+            _holding(places, work, node, quick=inline is not None and inline(node))
         return
     index = {n: i for i, n in enumerate(nodes)}
     waiting = {n: len(set(deps.get(n, ())) & index.keys()) for n in nodes}
@@ -72,28 +129,51 @@ def run_dag(nodes: Sequence[str], deps: Mapping[str, Iterable[str]], work: Calla
     try:
         while ready or running:
             while ready:
-                node = nodes[heapq.heappop(ready)]
+                node = nodes[ready[0]]
                 if inline is not None and inline(node):
+                    heapq.heappop(ready)
                     work(node)
                     finished(node)
                     continue
+                if not places.take_for_model():
+                    break
+                heapq.heappop(ready)
                 pool = pool or ThreadPoolExecutor(max_workers=limit, thread_name_prefix="incr-model")
-                running[pool.submit(work, node)] = node
+                future = pool.submit(_holding, places, work, node, held=True)
+                future.add_done_callback(lambda _: places.wake())
+                running[future] = node
+            places.models_waiting(bool(ready))
             if running:
-                for future in wait(running, return_when=FIRST_COMPLETED)[0]:
+                places.wait_for(lambda: any(f.done() for f in running) or (bool(ready) and places.free()))
+                for future in [f for f in running if f.done()]:
                     future.result()
                     finished(running.pop(future))
     finally:
+        places.models_waiting(False)
         if pool is not None:
             pool.shutdown(wait=True)
     if any(waiting.values()):  # the planner sorted them: a bug
         raise RuntimeError(f"dependency cycle among {sorted(n for n, k in waiting.items() if k)}")
 
 
-def run_batches(items: Sequence[T], work: Callable[[T], bool], limit: int) -> None:
+def _holding(places: Places, work: Callable[[str], None], node: str, quick: bool = False, held: bool = False) -> None:
+    """``work(node)`` in a place of ``places`` (``held``: already taken for it), given back after; a ``quick``
+    node takes none."""
+    if not quick and not held:
+        places.take_for_model()
+    try:
+        work(node)
+    finally:
+        if not quick:
+            places.give()
+
+
+def run_batches(items: Sequence[T], work: Callable[[T], bool], limit: int, places: Places | None = None) -> None:
     """Call ``work(item)`` in order, at most ``limit`` at once; after one returns False, start no more.
 
-    Batches already running when one fails still finish (and record what they built).
+    The first batch running runs in its model's place; each one beside it takes one more of ``places``
+    (when given) and runs only if one is free. Batches already running when one fails still finish (and
+    record what they built).
     """
     if limit <= 1:
         for item in items:
@@ -102,18 +182,29 @@ def run_batches(items: Sequence[T], work: Callable[[T], bool], limit: int) -> No
         return
     pending: Iterator[T] = iter(items)
     healthy = True
+    extra = 0  # places taken for the batches running beside the first
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="incr-batch") as pool:
         running: set[Future] = set()
         while True:
             while healthy and len(running) < limit:
+                took = bool(running) and places is not None
+                if took and not places.take_for_batch():
+                    break
                 item = next(pending, _END)
                 if item is _END:
+                    if took:
+                        places.give()
                     break
+                extra += took
                 running.add(pool.submit(work, item))
             if not running:
                 return
             finished, running = wait(running, return_when=FIRST_COMPLETED)
             healthy = all([f.result() for f in finished]) and healthy
+            spare = max(0, extra - max(0, len(running) - 1))
+            for _ in range(spare):
+                places.give()
+            extra -= spare
 
 
 _END: Any = object()
