@@ -120,3 +120,20 @@ def test_a_bug_escaping_a_model_is_raised_and_nothing_hangs():
 
     with pytest.raises(RuntimeError, match="bug"):
         run_dag(["a", "b", "c"], {"c": ["a"]}, build, 2, places=places)
+
+
+def test_a_bug_escaping_a_batch_is_raised_and_gives_its_places_back():
+    places = Places(3)
+    assert places.take_for_model()
+
+    def work(i: int) -> bool:
+        time.sleep(0.01)
+        if i == 2:
+            raise RuntimeError("bug")
+        return True
+
+    with pytest.raises(RuntimeError, match="bug"):
+        run_batches(list(range(6)), work, 3, places)
+    places.give()
+
+    assert [places.take_for_model() for _ in range(4)] == [True, True, True, False]

@@ -185,26 +185,32 @@ def run_batches(items: Sequence[T], work: Callable[[T], bool], limit: int, place
     extra = 0  # places taken for the batches running beside the first
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="incr-batch") as pool:
         running: set[Future] = set()
-        while True:
-            while healthy and len(running) < limit:
-                took = bool(running) and places is not None
-                if took and not places.take_for_batch():
-                    break
-                item = next(pending, _END)
-                if item is _END:
-                    if took:
-                        places.give()
-                    break
-                extra += took
-                running.add(pool.submit(work, item))
-            if not running:
-                return
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            healthy = all([f.result() for f in finished]) and healthy
-            spare = max(0, extra - max(0, len(running) - 1))
-            for _ in range(spare):
-                places.give()
-            extra -= spare
+        try:
+            while True:
+                while healthy and len(running) < limit:
+                    took = bool(running) and places is not None
+                    if took and not places.take_for_batch():
+                        break
+                    item = next(pending, _END)
+                    if item is _END:
+                        if took:
+                            places.give()
+                        break
+                    extra += took
+                    running.add(pool.submit(work, item))
+                if not running:
+                    return
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                healthy = all([f.result() for f in finished]) and healthy
+                spare = max(0, extra - max(0, len(running) - 1))
+                for _ in range(spare):
+                    places.give()
+                extra -= spare
+        finally:  # a bug escaping ``work``: the places still held go back once the pool has stopped
+            if extra:
+                wait(running)
+                for _ in range(extra):
+                    places.give()
 
 
 _END: Any = object()
