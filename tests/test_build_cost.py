@@ -46,7 +46,8 @@ def counted(spark):
     original = clientserver.ClientServerConnection.send_command
 
     def send(self, command, *args, **kwargs):
-        cost.round_trips += 1
+        if not command.startswith("m\nd\n"):  # py4j releasing a garbage-collected proxy: whenever Python's gc runs
+            cost.round_trips += 1
         return original(self, command, *args, **kwargs)
 
     before = (jobs(), executions(), metrics.METRIC_HIVE_CLIENT_CALLS().getCount())
@@ -131,7 +132,8 @@ def test_a_batch_makes_no_more_metastore_calls_than_the_hand_written_insert(meas
 def test_a_batch_costs_a_bounded_number_of_py4j_round_trips(measured):
     _, _, backfill, daily, _ = measured
     # measured 125-140 a batch (2026-11-27; the count moves with what the shared session cached before: the daily
-    # call counted 183 alone and 241 after the rest of the suite on the same worker); the hand-written INSERT
-    # takes about 10 a day
+    # call counted 183 alone and 241 after the rest of the suite on the same worker); without py4j's releases of
+    # garbage-collected proxies (sent whenever Python's gc runs: 379 once for the daily call, after a backfill of
+    # batches built at once), 95 a batch and 139 the daily call alone; the hand-written INSERT takes about 10 a day
     assert backfill.round_trips <= DAYS * 160
     assert daily.round_trips <= 260

@@ -173,9 +173,10 @@ def run_batches(items: Sequence[T], work: Callable[[T], bool], limit: int, place
 
     The first batch running runs in its model's place; each one beside it takes one more of ``places``
     (when given) and runs only if one is free. Batches already running when one fails still finish (and
-    record what they built).
+    record what they built). One batch, or a limit of 1, runs in the calling thread (a thread of its own
+    would talk to the JVM over a connection of its own, for nothing).
     """
-    if limit <= 1:
+    if limit <= 1 or len(items) <= 1:
         for item in items:
             if not work(item):
                 return
