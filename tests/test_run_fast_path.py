@@ -111,6 +111,19 @@ def test_a_warm_run_with_nothing_due_issues_no_spark_statement_no_job_and_a_doze
     assert counts.round_trips <= 22, counts.round_trips
 
 
+def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_one_round_trip(spark, project):
+    from pyspark_incr.runtime import discard
+
+    discard(spark)  # what this application remembers is gone, as in a new application's first call
+
+    rows, counts = _run(spark, "2024-03-01 12:00:00")
+
+    assert rows == []
+    # 44: the warm call's 22, the state tables' columns and directories asked in one call, the two state tables'
+    # files read (before: 279, a dozen round trips and two metastore queries for each of the five state tables)
+    assert counts.round_trips <= 60, counts.round_trips
+
+
 def test_one_model_due_among_many_costs_what_that_model_alone_costs(spark, project):
     _, db = project
     _, alone = _run(spark, "2024-03-02 00:30:00", select=f"{db}.{DAILY}")  # plans the daily model only

@@ -6,6 +6,7 @@ once (Arrow); writes are appends of whole row batches.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
@@ -17,7 +18,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from pyspark_incr import ddl
-from pyspark_incr.runtime import runtime
+from pyspark_incr.runtime import runtime, shim_class
 from pyspark_incr.config import STATE_SCHEMA, setting
 from pyspark_incr.errors import StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
@@ -68,7 +69,7 @@ class StateStore:
         """Create the state schema and tables once per Spark application."""
         if self.schema in self.runtime.ensured:
             return
-        existing = {table: _columns(self.spark, self.schema, table.name) for table in t.ALL_TABLES}
+        existing = _described(self.spark, self.schema, t.ALL_TABLES)
         if None in existing.values():
             self.spark.sql(ddl.create_schema(self.schema))
         for table, columns in existing.items():
@@ -235,15 +236,18 @@ def file_cache(spark: Any, schema: str, table: t.StateTable) -> files.FileCache:
 def table_location(spark: Any, schema: str, name: str) -> Any:
     """The Hadoop path of table ``schema.name``'s directory; None when there is no JVM catalog at hand.
 
-    Asked of the metastore once per application: a state table does not move.
+    Asked of the metastore once per application (or made from the text :meth:`StateStore.ensure`
+    kept): a state table does not move.
     """
     locations = runtime(spark).locations
     if (schema, name) not in locations:
         try:
             jvm = spark._jvm
-            ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
-            location = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
-            locations[(schema, name)] = jvm.org.apache.hadoop.fs.Path(location)
+            root = runtime(spark).roots.get((schema, name))
+            if root is None:
+                ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some(schema))
+                root = spark._jsparkSession.sessionState().catalog().getTableMetadata(ident).location()
+            locations[(schema, name)] = jvm.org.apache.hadoop.fs.Path(root)
         except Exception:  # noqa: BLE001 - Spark Connect, or no such table (yet): ask again next time
             return None
     return locations[(schema, name)]
@@ -306,6 +310,24 @@ def fold_intervals(changes: list[tuple[str, Interval]]) -> IntervalSet:
         intervals = [interval for _, interval in run]
         current = current | intervals if op == "add" else current - IntervalSet(intervals)
     return current
+
+
+def _described(spark: Any, schema: str, tables: Iterable[t.StateTable]) -> dict[t.StateTable, list[str] | None]:
+    """Each table's columns (None when it does not exist), asked of the catalog in one call.
+
+    The call also says where each table lives, kept as :func:`table_root` would: a cold
+    application's first call would otherwise ask the metastore again for each table it reads.
+    """
+    tables = list(tables)
+    try:
+        found = json.loads(str(shim_class(spark, "CatalogReads").describe(
+            spark._jsparkSession, schema, "\n".join(table.name for table in tables))))
+    except Exception:  # noqa: BLE001 - no JVM at hand (Spark Connect): each table through the public API
+        return {table: _columns(spark, schema, table.name) for table in tables}
+    roots = runtime(spark).roots
+    for name, described in found.items():
+        roots.setdefault((schema, name.lower()), described["root"])
+    return {table: found.get(table.name, {}).get("columns") for table in tables}
 
 
 def _columns(spark: Any, schema: str, name: str) -> list[str] | None:
