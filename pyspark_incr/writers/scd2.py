@@ -62,7 +62,8 @@ class Scd2ByTimeWriter(TableWriter):
     def spec(self, ctx: BuildContext, interval: Interval) -> tuple[scd2_sql.Scd2Spec, exp.Query]:
         """The model's SCD spec for its query's columns, and the query rendered for ``interval``."""
         query = ctx.query(interval)
-        return scd2_sql.Scd2Spec.of(ctx.model, ctx.dataframe(query).columns), query
+        analysed = ctx.dataframe(query)
+        return scd2_sql.Scd2Spec.of(ctx.model, analysed.columns, dict(analysed.dtypes)), query
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The table's shape: the query's columns (``updated_at`` as the time type), valid_from, valid_to."""

@@ -6,8 +6,10 @@ and for every key with a new version, the new row (action ``insert``). Keys
 that did not change appear in neither. Delta runs it in :func:`merge_statement`;
 a partitioned Parquet table rewrites the partitions it touches as their old rows
 minus the closed open rows plus the changes. An unpartitioned Parquet table is
-rewritten whole by :func:`next_version_query`: the same rows, in the shape a
-hand-written job takes (each side read once, no full join computed twice).
+rewritten whole by :func:`next_version_query`: its closed history as it is, and
+from one full join of its open rows with the source each open row (kept or
+closed) and each new version. Both queries compute that join once, on keys the
+source's dedupe already shuffled and sorted by (:mod:`scd2_keys`).
 
 Semantics, from the SQLMesh documentation (``shared/spec/sqlmesh-model-kinds.txt``):
 
@@ -40,6 +42,7 @@ from typing import Any
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError
+from pyspark_incr.writers import scd2_keys
 
 #: The column of :func:`changes_query` saying what a row does, and its two values.
 ACTION, CLOSE, INSERT = "__incr_action", "close", "insert"
@@ -50,7 +53,7 @@ RESERVED = "__incr_"
 
 _SOURCE, _LATEST, _CLOSED, _JOINED = "__incr_source", "__incr_latest", "__incr_closed", "__incr_joined"
 _IN_SOURCE, _IN_TARGET, _LAST_VALID_TO = "__incr_in_source", "__incr_in_target", "__incr_last_valid_to"
-_TARGET, _CHANGES = "__incr_target", "__incr_changes"
+_TARGET, _CHANGES, _PREVIOUS = "__incr_target", "__incr_changes", "__incr_previous"
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,9 @@ class Scd2Spec:
     invalidate_hard_deletes: bool = True
     updated_at_as_valid_from: bool = False
     execution_time_as_valid_from: bool = False
+    #: Spark types of ``unique_key``'s columns as the query produces them (``DataFrame.dtypes``); empty when not
+    #: known, and every key is then matched with ``<=>`` as it is (:mod:`scd2_keys`).
+    key_types: tuple[str, ...] = ()
 
     @property
     def by_time(self) -> bool:
@@ -80,8 +86,9 @@ class Scd2Spec:
         return (*self.columns, self.valid_from, self.valid_to)
 
     @classmethod
-    def of(cls, model: Any, columns: list[str] | tuple[str, ...]) -> "Scd2Spec":
-        """The spec of ``model`` (an SCD type 2 kind) whose query produces ``columns``; refuses what cannot work.
+    def of(cls, model: Any, columns: list[str] | tuple[str, ...], types: dict[str, str] | None = None) -> "Scd2Spec":
+        """The spec of ``model`` (an SCD type 2 kind) whose query produces ``columns`` (of ``types``, by name, when
+        known); refuses what cannot work.
 
         >>> from pyspark_incr.model.definition import parse_model
         >>> m = parse_model("MODEL (name a.b, kind SCD_TYPE_2 (unique_key ID)); SELECT 1 AS id, 2 AS updated_at")
@@ -118,7 +125,8 @@ class Scd2Spec:
         key = tuple(find(k, "unique_key", "fix unique_key") for k in kind.unique_key)
         common = dict(columns=tuple(columns), unique_key=key, valid_from=kind.valid_from_name,
                       valid_to=kind.valid_to_name, time_type=time_type,
-                      invalidate_hard_deletes=kind.invalidate_hard_deletes)
+                      invalidate_hard_deletes=kind.invalidate_hard_deletes,
+                      key_types=tuple(types[k] for k in key) if types and all(k in types for k in key) else ())
         if hasattr(kind, "updated_at_name"):
             updated_at = find(kind.updated_at_name, "updated_at_name", "select it or set updated_at_name")
             return cls(**common, updated_at=updated_at, updated_at_as_valid_from=kind.updated_at_as_valid_from)
@@ -146,25 +154,30 @@ def time_literal(ms: int, time_type: str) -> exp.Expression:
 
 
 def source_query(spec: Scd2Spec, query: exp.Query) -> exp.Select:
-    """The query's rows, one per key, ``updated_at`` cast to the time type, flagged as present in the source.
+    """The query's rows, one per key, ``updated_at`` cast to the time type, flagged as present in the source,
+    with the key's join columns (:func:`scd2_keys.key_columns`).
 
     A key with several rows keeps one (as SQLMesh's DISTINCT ON): by time the latest
     ``updated_at``, by column the least by the compared columns, so reruns pick the same row.
+    The window partitions by the coalesced keys, the join's own keys, so the join reuses its
+    shuffle and sort; within a partition the NULL pattern sorts first, and the first row of
+    each pattern is kept (a row whose predecessor has another pattern).
     """
     order = ([exp.Ordered(this=_cast_updated_at(spec), desc=True, nulls_first=False)] if spec.by_time
              else [exp.Ordered(this=_col(c), nulls_first=True) for c in spec.check_columns])
-    row = exp.Window(this=exp.RowNumber(), partition_by=[_col(k) for k in spec.unique_key],
-                     order=exp.Order(expressions=order))
-    ranked = exp.select(exp.Star(), exp.alias_(row, "__incr_row", quoted=True)).from_(
+    previous = exp.Window(this=exp.Lag(this=_col(scd2_keys.NULLS)), partition_by=scd2_keys.window_keys(spec.unique_key),
+                          order=exp.Order(expressions=[exp.Ordered(this=_col(scd2_keys.NULLS), nulls_first=True),
+                                                       *order]))
+    keyed = exp.select(exp.Star(), *scd2_keys.key_columns(spec.unique_key, spec.key_types, _col)).from_(
         query.subquery(_name("__incr_query"), copy=True))
+    ranked = exp.select(exp.Star(), exp.alias_(previous, _PREVIOUS, quoted=True)).from_(
+        keyed.subquery(_name("__incr_keyed")))
     columns = [exp.alias_(_cast_updated_at(spec), c, quoted=True) if c == spec.updated_at else _col(c)
                for c in spec.columns]
-    # Not `__incr_row = 1`: Spark would add a sort and limit per key before the shuffle (WindowGroupLimit),
-    # which pays only when keys repeat often; a snapshot has one row per key, and that sort cost ~0.5 s
-    # of a 3.5 s run over 1M keys (bench/quick.py --scd2).
-    first = exp.EQ(this=exp.Sub(this=_col("__incr_row"), expression=exp.Literal.number(1)),
-                   expression=exp.Literal.number(0))
-    return (exp.select(*columns, exp.alias_(exp.true(), _IN_SOURCE, quoted=True))
+    # Not ROW_NUMBER() = 1: Spark would add a sort and limit per key before the shuffle (WindowGroupLimit),
+    # which pays only when keys repeat often; a snapshot has one row per key.
+    first = exp.not_(exp.NullSafeEQ(this=_col(_PREVIOUS), expression=_col(scd2_keys.NULLS)))
+    return (exp.select(*columns, *_key_refs(spec, _col), exp.alias_(exp.true(), _IN_SOURCE, quoted=True))
             .from_(ranked.subquery(_name("__incr_ranked"))).where(first))
 
 
@@ -194,61 +207,75 @@ def changes_query(spec: Scd2Spec, query: exp.Query, target: exp.Table, execution
             start = time_literal(0, spec.time_type)
         inserts = _action_select(spec, INSERT, [_col(c) for c in spec.columns], start, _null(spec)).from_(_ref(_SOURCE))
         return inserts.with_(_name(_SOURCE), as_=source)
-    joined = _col_in(_JOINED)
-    in_source, in_target = _present(joined(_IN_SOURCE)), _present(joined(_IN_TARGET))
-    differs = _changed(spec, joined, lambda c: joined(_t(c)))
-    closing = _closing(spec, in_source, differs, joined(_IN_SOURCE))
-    closes = (_action_select(spec, CLOSE, [joined(_t(c)) for c in spec.columns], joined(_t(spec.valid_from)),
-                             _close_at(spec, in_source, joined, execution))
-              .from_(_ref(_JOINED)).where(exp.and_(in_target, closing)))
-    inserts = (_action_select(spec, INSERT, [joined(c) for c in spec.columns],
-                              _insert_valid_from(spec, joined(_IN_TARGET), joined(spec.updated_at), execution),
-                              _null(spec))
-               .from_(_ref(_JOINED)).where(exp.and_(in_source, exp.or_(joined(_IN_TARGET).is_(exp.null()), differs))))
-    if spec.by_time:  # re-appearing keys start no earlier than their deletion
-        inserts = inserts.join(_ref(_CLOSED), on=_keys_match(spec, joined, _col_in(_CLOSED)), join_type="left")
-    latest, src = _col_in(_LATEST), _col_in(_SOURCE)
-    both = exp.select(
-        *[exp.alias_(latest(c), _t(c), quoted=True) for c in spec.table_columns], latest(_IN_TARGET),
-        *[src(c) for c in spec.columns], src(_IN_SOURCE),
-    ).from_(_ref(_LATEST)).join(_ref(_SOURCE), on=_keys_match(spec, latest, src), join_type="full outer")
-    result = _with_target_views(spec, exp.union(closes, inserts, distinct=False).with_(_name(_SOURCE), as_=source),
-                                target)
-    return result.with_(_name(_JOINED), as_=both)
+    return _with_joined(spec, _versions(spec, execution, changes_only=True), source, target)
 
 
 def next_version_query(spec: Scd2Spec, query: exp.Query, target: exp.Table, execution_ms: int) -> exp.Query:
     """The table's next version after a run over a non-empty table, each row flagged in ``ACTION``.
 
-    The shape a hand-written job takes: the closed history as it is; every open row
-    left-joined to the source, kept or closed (``close``); every source row left-joined to
-    the open rows, added when its key is new or changed (``insert``). Rows kept as they
-    were have a NULL action, so counting the actions counts what the run changed. The
-    same rows as the table minus the closed open rows plus :func:`changes_query`'s, in one
-    pass over each side instead of a full join computed twice and an anti-join.
+    The closed history as it is, then one row or two from each row of the open rows fully
+    joined to the source (the join computed once): the open row, kept or closed (``close``),
+    and the key's new version when it is new or changed (``insert``). Rows kept as they were
+    have a NULL action, so counting the actions counts what the run changed. The same rows as
+    the table minus the closed open rows plus :func:`changes_query`'s.
     """
     execution = time_literal(execution_ms, spec.time_type)
-    latest, src = _col_in(_LATEST), _col_in(_SOURCE)
-    in_source = _present(src(_IN_SOURCE))
-    closing = _closing(spec, in_source, _changed(spec, src, latest), src(_IN_SOURCE))
     null_action = exp.cast(exp.null(), exp.DataType.build("STRING"))
     history = exp.select(exp.alias_(null_action, ACTION, quoted=True), *[_col(c) for c in spec.table_columns]).from_(
         target.copy()).where(_present(_col(spec.valid_to)))
-    open_rows = (exp.select(
-        exp.alias_(exp.Case().when(closing, exp.Literal.string(CLOSE)), ACTION, quoted=True),
-        *[latest(c) for c in spec.columns], latest(spec.valid_from),
-        exp.alias_(exp.Case().when(closing.copy(), _close_at(spec, in_source, src, execution)).else_(
-            latest(spec.valid_to)), spec.valid_to, quoted=True))
-        .from_(_ref(_LATEST)).join(_ref(_SOURCE), on=_keys_match(spec, latest, src), join_type="left"))
-    added = (_action_select(spec, INSERT, [src(c) for c in spec.columns],
-                            _insert_valid_from(spec, latest(_IN_TARGET), src(spec.updated_at), execution),
-                            _null(spec))
-             .from_(_ref(_SOURCE)).join(_ref(_LATEST), on=_keys_match(spec, src, latest), join_type="left")
-             .where(exp.or_(latest(_IN_TARGET).is_(exp.null()), _changed(spec, src, latest))))
+    result = exp.union(history, _versions(spec, execution, changes_only=False), distinct=False)
+    return _with_joined(spec, result, source_query(spec, query), target)
+
+
+def _with_joined(spec: Scd2Spec, query: exp.Query, source: exp.Select, target: exp.Table) -> exp.Query:
+    """``query`` with its named subqueries: the source, the table's open rows (and closed keys), and
+    their full join on the key."""
+    latest, src = _col_in(_LATEST), _col_in(_SOURCE)
+    both = exp.select(
+        *[exp.alias_(latest(c), _t(c), quoted=True) for c in spec.table_columns], latest(_IN_TARGET),
+        *[src(c) for c in spec.columns], src(_IN_SOURCE), *(_key_refs(spec, src) if spec.by_time else []),
+    ).from_(_ref(_LATEST)).join(_ref(_SOURCE), on=_keys_match(spec, latest, src), join_type="full outer")
+    query = _with_target_views(spec, query.with_(_name(_SOURCE), as_=source), target)
+    return query.with_(_name(_JOINED), as_=both)
+
+
+def _versions(spec: Scd2Spec, execution: exp.Expression, changes_only: bool) -> exp.Select:
+    """From each joined row, in one pass: its open row (closed where it must close), then its key's new version.
+
+    ``changes_only``: the open row only when it closes (the changes); else always, with a NULL
+    action when kept (the next version).
+    """
+    joined = _col_in(_JOINED)
+    in_source, in_target = _present(joined(_IN_SOURCE)), _present(joined(_IN_TARGET))
+    differs = _changed(spec, joined, lambda c: joined(_t(c)))
+    closing = _closing(spec, in_source, differs, joined(_IN_SOURCE))
+    close_at = _close_at(spec, in_source, joined, execution)
+    old = [joined(_t(c)) for c in spec.columns]
+    if changes_only:
+        old_row = exp.Case().when(exp.and_(in_target, closing), _struct(
+            spec, exp.Literal.string(CLOSE), old, joined(_t(spec.valid_from)), close_at))
+    else:
+        old_row = exp.Case().when(in_target.copy(), _struct(
+            spec, exp.Case().when(closing.copy(), exp.Literal.string(CLOSE)), old, joined(_t(spec.valid_from)),
+            exp.Case().when(closing.copy(), close_at.copy()).else_(joined(_t(spec.valid_to)))))
+    new_row = exp.Case().when(
+        exp.and_(in_source.copy(), exp.or_(joined(_IN_TARGET).is_(exp.null()), differs.copy())),
+        _struct(spec, exp.Literal.string(INSERT), [joined(c) for c in spec.columns],
+                _insert_valid_from(spec, joined(_IN_TARGET), joined(spec.updated_at), execution), _null(spec)))
+    row = exp.to_identifier("__incr_row", quoted=True)
+    present = exp.Lambda(this=exp.not_(exp.Is(this=row, expression=exp.null())), expressions=[row.copy()])
+    rows = exp.Inline(this=exp.ArrayFilter(this=exp.Array(expressions=[old_row, new_row]), expression=present))
+    versions = exp.select(rows).from_(_ref(_JOINED))
     if spec.by_time:  # re-appearing keys start no earlier than their deletion
-        added = added.join(_ref(_CLOSED), on=_keys_match(spec, src, _col_in(_CLOSED)), join_type="left")
-    result = exp.union(exp.union(history, open_rows, distinct=False), added, distinct=False)
-    return _with_target_views(spec, result.with_(_name(_SOURCE), as_=source_query(spec, query)), target)
+        versions = versions.join(_ref(_CLOSED), on=_keys_match(spec, joined, _col_in(_CLOSED)), join_type="left")
+    return versions
+
+
+def _struct(spec: Scd2Spec, action: exp.Expression, values: list[exp.Expression], valid_from: exp.Expression,
+            valid_to: exp.Expression) -> exp.Struct:
+    """One output row as a struct whose fields are named as the table's columns (after ``ACTION``)."""
+    fields = [(action, ACTION), *zip(values, spec.columns), (valid_from, spec.valid_from), (valid_to, spec.valid_to)]
+    return exp.Struct(expressions=[exp.alias_(value, name, quoted=True) for value, name in fields])
 
 
 def merge_statement(spec: Scd2Spec, target: exp.Table, changes: exp.Query) -> exp.Merge:
@@ -259,7 +286,7 @@ def merge_statement(spec: Scd2Spec, target: exp.Table, changes: exp.Query) -> ex
     """
     t, s = _col_in(_TARGET), _col_in(_CHANGES)
     on = exp.and_(s(ACTION).eq(exp.Literal.string(CLOSE)), t(spec.valid_to).is_(exp.null()),
-                  _keys_match(spec, t, s))
+                  *[exp.NullSafeEQ(this=t(k), expression=s(k)) for k in spec.unique_key])
     update = exp.When(matched=True, source=False, then=exp.Update(expressions=[
         t(spec.valid_to).eq(s(spec.valid_to))]))
     insert = exp.When(matched=False, source=False, condition=s(ACTION).eq(exp.Literal.string(INSERT)),
@@ -272,14 +299,14 @@ def merge_statement(spec: Scd2Spec, target: exp.Table, changes: exp.Query) -> ex
 
 def _with_target_views(spec: Scd2Spec, query: exp.Query, target: exp.Table) -> exp.Query:
     """``query`` with the table's open rows (flagged as present in the table) and, by time, each key's last
-    ``valid_to`` among its closed rows, as named subqueries."""
-    query = query.with_(_name(_LATEST), as_=exp.select(*[_col(c) for c in spec.table_columns],
-                                                       exp.alias_(exp.true(), _IN_TARGET, quoted=True))
-                        .from_(target.copy()).where(_col(spec.valid_to).is_(exp.null())))
+    ``valid_to`` among its closed rows, as named subqueries; both with the key's join columns."""
+    query = query.with_(_name(_LATEST), as_=exp.select(
+        *[_col(c) for c in spec.table_columns], *scd2_keys.key_columns(spec.unique_key, spec.key_types, _col),
+        exp.alias_(exp.true(), _IN_TARGET, quoted=True)).from_(target.copy()).where(_col(spec.valid_to).is_(exp.null())))
     if not spec.by_time:
         return query
     return query.with_(_name(_CLOSED), as_=exp.select(
-        *[_col(k) for k in spec.unique_key],
+        *scd2_keys.key_columns(spec.unique_key, spec.key_types, _col),
         exp.alias_(exp.Max(this=_col(spec.valid_to)), _LAST_VALID_TO, quoted=True))
         .from_(target.copy()).where(_present(_col(spec.valid_to)))
         .group_by(*[_col(k) for k in spec.unique_key]))
@@ -344,7 +371,13 @@ def _as(value: exp.Expression, name: str) -> exp.Expression:
 
 
 def _keys_match(spec: Scd2Spec, left: Any, right: Any) -> exp.Expression:
-    return exp.and_(*[exp.NullSafeEQ(this=left(k), expression=right(k)) for k in spec.unique_key])
+    """Two sides carrying :func:`scd2_keys.key_columns` have the same key (NULL-safely)."""
+    return scd2_keys.keys_match(spec.unique_key, spec.key_types, left, right)
+
+
+def _key_refs(spec: Scd2Spec, side: Any) -> list[exp.Expression]:
+    """A side's key join columns, to carry them on."""
+    return [side(f"{scd2_keys.K}{i}") for i in range(len(spec.unique_key))] + [side(scd2_keys.NULLS)]
 
 
 def _cast_updated_at(spec: Scd2Spec) -> exp.Expression:
