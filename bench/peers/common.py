@@ -43,7 +43,7 @@ class Spec:
     shuffle_partitions: int = 4
     driver_memory: str = "6g"
     reps_a: int = 1             # warm repetitions per workload (cold ones: see compare.py)
-    reps_b: int = 3
+    reps_b: int = 7             # b moves most between runs: seven samples steady its median
     reps_c: int = 10
     reps_d: int = 1
     reps_e: int = 2
