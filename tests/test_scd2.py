@@ -20,7 +20,7 @@ import scd2_reference
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.intervals.times import to_ms
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.writers import formats, generations, scd2, scd2_sql, tables
+from pyspark_incr.writers import formats, generations, scd2, scd2_spec, scd2_sql, tables
 from pyspark_incr.writers.base import BuildContext
 from conftest import call as _call, physical
 
@@ -384,10 +384,10 @@ def _sql_model(kind: str):
                        "SELECT id::INT, region, name::STRING, price::DOUBLE, updated_at::TIMESTAMP FROM stg.menu")
 
 
-def _sql_case(case: str) -> tuple[scd2_sql.Scd2Spec, exp.Query]:
+def _sql_case(case: str) -> tuple[scd2_spec.Scd2Spec, exp.Query]:
     kind, initial = SQL_CASES[case]
     model = _sql_model(kind)
-    spec = scd2_sql.Scd2Spec.of(model, ["id", "region", "name", "price", "updated_at"], SQL_TYPES)
+    spec = scd2_spec.Scd2Spec.of(model, ["id", "region", "name", "price", "updated_at"], SQL_TYPES)
     target = exp.table_("menu_items", db="db", quoted=True)
     query = sqlglot.parse_one(model.query, read="spark")
     return spec, scd2_sql.changes_query(spec, query, target, to_ms("2020-01-02 02:00:00"), initial_load=initial)
@@ -445,7 +445,7 @@ def test_the_next_version_shuffles_the_source_and_the_open_rows_once_each(spark,
     _snapshot(spark, source, columns, [(1, "eu", "a", "2020-01-01 00:00:00")])
     spark.sql(f"CREATE TABLE {table} ({columns}, valid_from TIMESTAMP, valid_to TIMESTAMP) USING parquet")
     model = parse_model(f"MODEL (name db.items, kind {kind}); SELECT id, region, name, updated_at FROM {source}")
-    spec = scd2_sql.Scd2Spec.of(model, ["id", "region", "name", "updated_at"], dict(spark.table(source).dtypes))
+    spec = scd2_spec.Scd2Spec.of(model, ["id", "region", "name", "updated_at"], dict(spark.table(source).dtypes))
     query = sqlglot.parse_one(model.query, read="spark")
     version = spark.sql(scd2_sql.next_version_query(spec, query, exp.to_table(table), 0).sql("spark"))
 

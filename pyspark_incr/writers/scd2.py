@@ -33,7 +33,7 @@ from pyspark_incr.intervals.batching import covering
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident
-from pyspark_incr.writers import formats, generations, partitions, scd2_sql, tables
+from pyspark_incr.writers import formats, generations, partitions, scd2_spec, scd2_sql, tables
 from pyspark_incr.writers.base import BuildContext, TableWriter, register
 
 @register
@@ -54,16 +54,16 @@ class Scd2ByTimeWriter(TableWriter):
 
     def check(self, model: Model) -> None:
         super().check(model)
-        if model.kind.time_data_type.upper() not in scd2_sql.TIME_TYPES:
+        if model.kind.time_data_type.upper() not in scd2_spec.TIME_TYPES:
             raise ModelDefinitionError(
                 f"model {model.name}: time_data_type {model.kind.time_data_type} is not one of "
-                f"{', '.join(scd2_sql.TIME_TYPES)}")
+                f"{', '.join(scd2_spec.TIME_TYPES)}")
 
-    def spec(self, ctx: BuildContext, interval: Interval) -> tuple[scd2_sql.Scd2Spec, exp.Query]:
+    def spec(self, ctx: BuildContext, interval: Interval) -> tuple[scd2_spec.Scd2Spec, exp.Query]:
         """The model's SCD spec for its query's columns, and the query rendered for ``interval``."""
         query = ctx.query(interval)
         analysed = ctx.dataframe(query)
-        return scd2_sql.Scd2Spec.of(ctx.model, analysed.columns, dict(analysed.dtypes)), query
+        return scd2_spec.Scd2Spec.of(ctx.model, analysed.columns, dict(analysed.dtypes)), query
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The table's shape: the query's columns (``updated_at`` as the time type), valid_from, valid_to."""
@@ -96,14 +96,14 @@ class Scd2ByColumnWriter(Scd2ByTimeWriter):
     kind: ClassVar[str] = "SCD_TYPE_2_BY_COLUMN"
 
 
-def _merge(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query) -> int | None:
+def _merge(ctx: BuildContext, spec: scd2_spec.Scd2Spec, changes: exp.Query) -> int | None:
     """Delta: one MERGE; Delta reports the rows it updated and inserted."""
     rows = ctx.spark.sql(scd2_sql.merge_statement(spec, ctx.table, changes).sql("spark")).collect()
     metrics = rows[0].asDict() if rows else {}
     return int(metrics["num_affected_rows"]) if "num_affected_rows" in metrics else None
 
 
-def _rewrite(ctx: BuildContext, spec: scd2_sql.Scd2Spec, changes: exp.Query, parts: tuple[str, ...]) -> int:
+def _rewrite(ctx: BuildContext, spec: scd2_spec.Scd2Spec, changes: exp.Query, parts: tuple[str, ...]) -> int:
     """Parquet, partitioned: stage the new version of the partitions the changes touch and publish it atomically.
 
     Their new version is their old rows, minus the open rows of the keys that close, plus the changes.
@@ -156,7 +156,7 @@ def _rewrite_table(ctx: BuildContext, next_version: exp.Query) -> int:
         raise
 
 
-def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec) -> Any:
+def _next_version(old: Any, changed: Any, spec: scd2_spec.Scd2Spec) -> Any:
     """``old`` without the open rows of the keys ``changed`` closes, plus the changes."""
     columns = [ident(c) for c in old.columns]
     closing = changed.filter(F.col(scd2_sql.ACTION) == scd2_sql.CLOSE)
@@ -167,7 +167,7 @@ def _next_version(old: Any, changed: Any, spec: scd2_sql.Scd2Spec) -> Any:
     return kept.unionByName(changed.select(*columns))
 
 
-def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_sql.Scd2Spec) -> set[tuple]:
+def _touched(changed: Any, closing: Any, parts: tuple[str, ...], spec: scd2_spec.Scd2Spec) -> set[tuple]:
     """Partitions the changes write to and those the closed open rows lie in, spelled as the catalog spells them.
 
     A closed row leaves its partition only when the table is partitioned by valid_to: its open
