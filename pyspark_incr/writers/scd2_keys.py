@@ -51,9 +51,11 @@ def default_of(type_name: str) -> exp.Expression | None:
     return exp.cast(value, exp.DataType.build(name, dialect="spark"))
 
 
-def coded(types: tuple[str, ...]) -> list[exp.Expression | None]:
-    """Per key column, the value its NULL is coalesced to; None where it is matched with ``<=>`` as it is."""
-    return [default_of(t) if i < _MAX_CODED else None for i, t in enumerate(types)]
+def coded(key: tuple[str, ...], types: tuple[str, ...]) -> list[exp.Expression | None]:
+    """Per key column, the value its NULL is coalesced to; None where it is matched with ``<=>`` as it is
+    (its type unknown or without such a value, or past the NULL pattern's bits)."""
+    known = [default_of(t) if i < _MAX_CODED else None for i, t in enumerate(types)]
+    return known + [None] * (len(key) - len(known))
 
 
 def key_columns(key: tuple[str, ...], types: tuple[str, ...], col: Column) -> list[exp.Expression]:
@@ -65,9 +67,8 @@ def key_columns(key: tuple[str, ...], types: tuple[str, ...], col: Column) -> li
     >>> [e.sql("spark") for e in key_columns(("id",), ("int",), lambda c: exp.column(c, quoted=True))]
     ['COALESCE(`id`, CAST(0 AS INT)) AS `__incr_k0`', 'CASE WHEN `id` IS NULL THEN 1 ELSE 0 END AS `__incr_nulls`']
     """
-    defaults = coded(types) + [None] * (len(key) - len(types))
     columns, bits = [], []
-    for i, (name, value) in enumerate(zip(key, defaults)):
+    for i, (name, value) in enumerate(zip(key, coded(key, types))):
         if value is None:
             columns.append(exp.alias_(col(name), f"{K}{i}", quoted=True))
             continue
@@ -83,7 +84,7 @@ def keys_match(key: tuple[str, ...], types: tuple[str, ...], left: Column, right
     The NULL patterns are compared as ``l - r = 0``, not ``l = r``: an equality between the
     sides would become one more join key (and sort key) of every row.
     """
-    defaults = coded(types) + [None] * (len(key) - len(types))
+    defaults = coded(key, types)
     same = [exp.EQ(this=left(f"{K}{i}"), expression=right(f"{K}{i}")) if value is not None
             else exp.NullSafeEQ(this=left(f"{K}{i}"), expression=right(f"{K}{i}"))
             for i, value in enumerate(defaults)]
