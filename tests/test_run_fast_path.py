@@ -189,3 +189,25 @@ def test_a_changed_model_file_is_seen_by_the_next_plan(spark, project):
     rows = call(spark, "plan", project=str(root), execution_time="2024-03-04 12:00:00")
 
     assert {r.model: r.change for r in rows}[f"{db}.monthly_1"] == "changed"
+
+
+def test_a_daily_build_asks_the_catalog_of_its_table_once(spark, project, monkeypatch):
+    from pyspark_incr.writers import formats, tables
+
+    _, db = project
+    asked = []
+    for module, name in ((tables, "described"), (tables, "location"), (formats, "existing")):
+        monkeypatch.setattr(module, name, _noting(getattr(module, name), asked, name))
+
+    rows, counts = _run(spark, "2024-03-05 00:30:00", select=f"{db}.{DAILY}")
+
+    assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-03-04", "ok")]
+    # its format, schema and directory from one metastore query (before: three, and an analysis of the table)
+    assert asked == ["described"]
+
+
+def _noting(function, asked: list[str], name: str):
+    def noted(*args, **kwargs):
+        asked.append(name)
+        return function(*args, **kwargs)
+    return noted

@@ -481,7 +481,7 @@ class _RecordingSpark:
 
 
 def test_a_delta_model_runs_one_merge_statement_touching_only_changed_keys(monkeypatch):
-    monkeypatch.setattr(formats, "of_table", lambda spark, model, table, rebuild: formats.requested(model))
+    monkeypatch.setattr(tables, "described", lambda spark, table: None)  # no table yet: the model's format
     model = replace(_sql_model("SCD_TYPE_2 (unique_key id)"), table_format="delta")
     fake = _RecordingSpark(["id", "region", "name", "price", "updated_at"], empty=False)
     table = exp.table_("menu_items", db="db", quoted=True)

@@ -52,32 +52,47 @@ class BuildContext:
 
     @cached_property
     def table_format(self) -> str:
-        """The format writes use (``formats.of_table``): looked up once per model and call, not per batch."""
-        return formats.of_table(self.spark, self.model, self.table, self.rebuild)
+        """The format writes use (``formats.chosen``): looked up once per model and call, not per batch."""
+        if self.rebuild:
+            return formats.chosen(self.model, None)
+        found = self._described()
+        return formats.chosen(self.model, None if found is None else found.provider)
 
     @property
     def table_schema(self) -> Any:
         """The table's Spark schema, looked up once per model and call (each lookup is a metastore call and an
         analysis); again each time when the model has pre/post-statements, which could alter the table."""
+        found = self._described()
+        if found is not None and found.provider in tables.CATALOG_SCHEMAS:
+            return found.schema
         if self.model.pre_statements or self.model.post_statements:
             return self.spark.table(self.table_sql).schema
-        return self._table_schema
+        return self._read_schema
 
     @cached_property
-    def _table_schema(self) -> Any:
+    def _read_schema(self) -> Any:
+        """The schema a read shows, for tables whose format keeps its own (Delta)."""
         return self.spark.table(self.table_sql).schema
 
     @property
     def table_root(self) -> str:
         """The directory the table's generations live under (``generations.table_root``), which no publish
         moves; cached like :attr:`table_schema`."""
-        if self.model.pre_statements or self.model.post_statements:
-            return generations.table_root(tables.location(self.spark, self.table))
-        return self._table_root
+        found = self._described()
+        location = found.location if found is not None else tables.location(self.spark, self.table)
+        return generations.table_root(location)
 
-    @cached_property
-    def _table_root(self) -> str:
-        return generations.table_root(tables.location(self.spark, self.table))
+    def _described(self) -> tables.Described | None:
+        """What the catalog says of the table, asked once per model and call once the table exists (its format,
+        schema and directory in one metastore query); each time when the model has pre/post-statements."""
+        if self.model.pre_statements or self.model.post_statements:
+            return tables.described(self.spark, self.table)
+        found = self.__dict__.get("_catalog_entry")
+        if found is None:
+            found = tables.described(self.spark, self.table)
+            if found is not None:  # a table not created yet is asked again once it is
+                self.__dict__["_catalog_entry"] = found  # cached as cached_property caches, on a frozen record
+        return found
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
         """The model query rendered for ``interval`` in this environment (``macros``: a kind's own macro values),

@@ -62,10 +62,10 @@ def existing(spark: Any, table: exp.Table) -> str | None:
     return None if found is None else str(found)
 
 
-def of_table(spark: Any, model: Model, table: exp.Table, rebuild: bool) -> str:
-    """The format a write uses: the existing table's, unless it is being (re)created from the model."""
-    found = None if rebuild else existing(spark, table)
-    return DELTA if found == DELTA else (PARQUET if found else requested(model))
+def chosen(model: Model, provider: str | None) -> str:
+    """The format a write uses: the existing table's (its ``provider``), or the model's when there is no table or it
+    is being (re)created (None)."""
+    return DELTA if provider == DELTA else (PARQUET if provider else requested(model))
 
 
 def check(spark: Any, model: Model) -> None:

@@ -65,15 +65,15 @@ def table_root(location: str) -> str:
 
 
 def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet",
-          table_schema: Any = None, root: str | None = None) -> Staged:
+          table_schema: Any = None, root: str | None = None, df_schema: Any = None) -> Staged:
     """Write ``df`` (the table's columns, partition columns included) as a new, invisible generation.
 
-    ``table_schema`` and ``root`` (:func:`table_root`): the table's schema and root when the caller has
-    them at hand (else they are looked up).
+    ``table_schema``, ``root`` (:func:`table_root`) and ``df_schema``: the table's schema and root, and
+    ``df``'s schema, when the caller has them at hand (else they are looked up: a round trip each).
     """
     root = root or table_root(table_location(spark, table))
     path = f"{root}/{GEN_PREFIX}{uuid.uuid4().hex}"
-    writer = in_table_types(spark, table, df, table_schema).write.format(fmt).mode("errorifexists")
+    writer = in_table_types(spark, table, df, table_schema, df_schema).write.format(fmt).mode("errorifexists")
     if partition_columns:
         writer = writer.partitionBy(*partition_columns)
     writer.save(path)
@@ -90,12 +90,13 @@ def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ..
     return Staged(staged.path, tuple(tuple(sorted(s.items())) for s in specs))
 
 
-def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = None) -> Any:
+def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = None, df_schema: Any = None) -> Any:
     """``df`` with each column of the table's type: files written with other types would make the table
     unreadable (Parquet keeps the type of each file), or read back as other values.
 
     A column whose type widens safely (INT to BIGINT, DATE to TIMESTAMP) is cast; any other difference (a
     source column that changed type, STRING where the table has INT) fails the batch, changing nothing.
+    ``df_schema``: ``df``'s schema when the caller has it (asking ``df`` costs a round trip).
     """
     from pyspark.sql import functions as F
 
@@ -103,21 +104,22 @@ def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = No
 
     schema = table_schema if table_schema is not None else spark.table(table.sql("spark")).schema
     target = {f.name.lower(): f.dataType for f in schema.fields}
-    columns, cast = [], False
-    for column_field in df.schema.fields:
+    fields = (df_schema if df_schema is not None else df.schema).fields
+    casts = {}
+    for column_field in fields:
         wanted = target.get(column_field.name.lower())
-        column = F.col(ident(column_field.name))
         if wanted is None or wanted.simpleString() == column_field.dataType.simpleString():
-            columns.append(column)
             continue
         if not _widens(spark, column_field.dataType, wanted):
             raise ModelQueryError(
                 f"the query's column {column_field.name} is {column_field.dataType.simpleString().upper()} but table "
                 f"{table.sql('spark')} holds {wanted.simpleString().upper()}; a source column changed type? Cast "
                 f"it back in the query, or make the change breaking so the table is rebuilt, then run again")
-        columns.append(column.cast(wanted).alias(column_field.name))
-        cast = True
-    return df.select(*columns) if cast else df
+        casts[column_field.name] = wanted
+    if not casts:  # the common case, with no column objects built (a round trip each)
+        return df
+    return df.select(*[F.col(ident(f.name)).cast(casts[f.name]).alias(f.name) if f.name in casts
+                       else F.col(ident(f.name)) for f in fields])
 
 
 def _widens(spark: Any, source: Any, target: Any) -> bool:

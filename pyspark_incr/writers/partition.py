@@ -1,7 +1,7 @@
 """INCREMENTAL_BY_PARTITION: a run recomputes the whole query and overwrites exactly the partitions it produced.
 
 Partitions the output does not hold keep their rows (dynamic partition overwrite).
-The strategy depends on the table format (``formats.of_table``):
+The strategy depends on the table format (``formats.chosen``):
 
 - Parquet/ORC: the output is staged as a generation beside the table and its
   partitions are switched in with one catalog call (``generations.publish``), so

@@ -6,7 +6,7 @@ version is added, deleted keys close (see :mod:`scd2_sql` for the semantics).
 Batches follow SQLMesh's scheduler: a run builds one batch covering whatever is
 missing, and the batch's execution time is the run's.
 
-Two strategies, chosen by the table's format (``formats.of_table``: the model's ``table_format``
+Two strategies, chosen by the table's format (``formats.chosen``: the model's ``table_format``
 for a new table, the catalog's for an existing one):
 
 - Parquet (default): Spark cannot update Parquet files, nor overwrite a table it

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlglot import exp
@@ -161,6 +164,39 @@ def discard_dead_commit(spark: Any, table: exp.Table) -> None:
 def location(spark: Any, table: exp.Table) -> str:
     """The table's directory as the catalog records it (one JVM call)."""
     return str(shim_class(spark, "CatalogReads").location(spark._jsparkSession, table.db, table.name))
+
+
+@dataclass(frozen=True)
+class Described:
+    """What the catalog says of a table, from one metastore query: what a build asks before it writes."""
+
+    #: Its format, lowercased (``parquet``, ``hive``, ``delta``); None when the catalog records none.
+    provider: str | None
+    #: The schema a read of it shows, as Spark's JSON (``schema``); trusted only for formats the
+    #: metastore holds the schema of (:data:`CATALOG_SCHEMAS`): Delta keeps its own.
+    schema_json: str
+    #: Its directory, as :func:`location` spells it.
+    location: str
+
+    @cached_property
+    def schema(self) -> Any:
+        """The read schema as a ``StructType``."""
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.schema_json))
+
+
+#: Providers whose schema the metastore itself keeps (so :class:`Described` may answer for a read).
+CATALOG_SCHEMAS = frozenset({"parquet", "hive"})
+
+
+def described(spark: Any, table: exp.Table) -> Described | None:
+    """The catalog's :class:`Described` of ``table`` (one JVM call), None when it does not exist."""
+    found = json.loads(str(shim_class(spark, "CatalogReads").describe(spark._jsparkSession, table.db, table.name)))
+    entry = next(iter(found.values()), None)  # keyed by the catalog's spelling of the name
+    if entry is None:
+        return None
+    return Described(entry.get("provider"), entry["schema"], entry["location"])
 
 
 def hadoop_path(spark: Any, location: str) -> Any:

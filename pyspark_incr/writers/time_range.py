@@ -50,9 +50,11 @@ class TimeRangeWriter(TableWriter):
         if ctx.table_format == formats.DELTA:
             return self._write_delta(ctx, interval, df, spark_type)
         parts = self.partition_columns(ctx.model)
-        new, rows = tables.counted(df.select(*[ident(c) for c in table_schema.names]))
+        if df.schema.names != table_schema.names:  # mostly equal: the table was created from the query's columns
+            df = df.select(*[ident(c) for c in table_schema.names])
+        new, rows = tables.counted(df)
         staged = generations.stage(ctx.spark, ctx.table, new, parts, formats.storage(ctx.model), table_schema,
-                                   root=ctx.table_root)
+                                   root=ctx.table_root, df_schema=df.schema)
         try:
             if self._by_time_column(ctx):
                 before = [{parts[0]: v} for v in self._partitions_in(ctx, interval, spark_type)]

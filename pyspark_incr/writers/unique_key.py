@@ -6,7 +6,7 @@ row is inserted, and keys absent from the batch keep their rows. Two rows with
 one key in a batch fail the batch before anything is written. The semantics are
 those of one ``MERGE`` (``merge_sql``); the strategy depends on the table format:
 
-The format is the table's (``formats.of_table``):
+The format is the table's (``formats.chosen``):
 
 - Parquet/ORC (``ParquetUpsert``): Spark cannot overwrite a Parquet table it
   reads, so a batch computes the new version of only the partitions it touches
@@ -49,7 +49,7 @@ def strategy_for(ctx: BuildContext) -> "ParquetUpsert | DeltaMerge":
     """MERGE where the table is Delta, the generation rewrite otherwise.
 
     The format is the model's ``table_format`` for a table being (re)created, the
-    catalog's for an existing one (``formats.of_table``).
+    catalog's for an existing one (``formats.chosen``).
     """
     delta = ctx.table_format == formats.DELTA
     return DeltaMerge() if delta else ParquetUpsert()

@@ -13,7 +13,9 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalog;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.catalyst.util.CharVarcharUtils;
 import org.apache.spark.sql.hive.HiveExternalCatalog;
+import org.apache.spark.sql.types.StructType;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -37,11 +39,13 @@ public final class CatalogReads {
   }
 
   /**
-   * The columns and directory of each of the named tables of schema {@code db} that exists, as a
-   * JSON object keyed by table name: {@code {"columns": [...], "root": "<Hadoop path as text>"}}.
-   * A table that does not exist is left out, and so is every table when the schema does not exist.
-   * One metastore query for all of them, where asking each table from Python costs a dozen round
-   * trips and two metastore queries: a cold application pays that once per state table.
+   * The columns, schema, provider and directory of each of the named tables of schema {@code db}
+   * that exists, as a JSON object keyed by table name: {@code {"columns": [...], "schema": "<Spark
+   * schema JSON>", "provider": "<lowercased, or null>", "location": "<as recorded>", "root":
+   * "<the location as a Hadoop path>"}}. A table that does not exist is left out, and so is every
+   * table when the schema does not exist. One metastore query for all of them, where asking each
+   * table from Python costs a dozen round trips and two metastore queries: a cold application pays
+   * that once per state table, a build once per model (its format, schema and directory).
    */
   public static String describe(SparkSession session, String db, String names) throws Exception {
     List<TableIdentifier> idents = new ArrayList<>();
@@ -59,10 +63,25 @@ public final class CatalogReads {
     for (CatalogTable table : tables) {
       Map<String, Object> described = new LinkedHashMap<>();
       described.put("columns", List.of(table.schema().fieldNames()));
+      described.put("schema", readSchema(session, table).json());
+      described.put("provider",
+          table.provider().isDefined() ? table.provider().get().toLowerCase(java.util.Locale.ROOT) : null);
+      described.put("location", table.location().toString());
       described.put("root", new Path(table.location()).toString());
       found.put(table.identifier().table(), described);
     }
     return JSON.writeValueAsString(found);
+  }
+
+  /**
+   * The schema a read of {@code table} shows: CHAR and VARCHAR columns read as STRING (their
+   * length kept in the field's metadata), unless the session preserves them.
+   */
+  private static StructType readSchema(SparkSession session, CatalogTable table) {
+    if (Boolean.parseBoolean(session.conf().get("spark.sql.preserveCharVarcharTypeInfo", "false"))) {
+      return table.schema();
+    }
+    return CharVarcharUtils.replaceCharVarcharWithStringInSchema(table.schema());
   }
 
   /** The table's provider (its format) lowercased; null when the catalog records none or the table does not exist. */
