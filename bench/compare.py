@@ -8,10 +8,14 @@ environments, built here from ``bench/peers/requirements-*.txt``) with the same
 Spark settings (``local[2]``, the same shuffle partitions, Parquet) over the same
 generated data, and is measured two ways:
 
-- **warm**: one long-lived process runs every workload after a warm-up, each step
-  timed in-process (a notebook, a Thrift server);
+- **warm**: one long-lived process per contender runs every workload after a
+  warm-up, each step timed in-process (a notebook, a Thrift server); the four
+  processes run side by side in lockstep, one unit of work at a time (each timed
+  step is done by every contender in turn before the next step starts), so a
+  change in the machine's speed during the run reaches every contender alike;
 - **cold**: one fresh process per step, timed from its start to the end of the step
-  (a scheduled job: interpreter, JVM and the tool's own start-up included).
+  (a scheduled job: interpreter, JVM and the tool's own start-up included), every
+  contender's in turn before the next step.
 
 Prints a table of medians and ratios and writes every sample to ``bench/out/``.
 Workloads and contenders: ``bench/peers/common.py``; figures: docs/benchmarks.md.
@@ -23,10 +27,12 @@ import argparse
 import hashlib
 import json
 import os
+import queue
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
@@ -38,7 +44,7 @@ PEERS = HERE / "peers"
 OUT = HERE / "out"
 sys.path.insert(0, str(PEERS))
 
-from common import Spec  # noqa: E402
+from common import LOCKSTEP, Spec  # noqa: E402
 
 TOOLS = ("bare", "incr", "sqlmesh", "dbt")
 WORKLOADS = {
@@ -94,29 +100,88 @@ def launch(tool: str, spec_path: Path, log: Path, *args: str) -> tuple[float, li
     return started, records
 
 
-def measure(tool: str, spec: Spec, spec_path: Path, cold: dict[str, int]) -> list[dict]:
-    """Every sample of one contender: its warm process, then its cold steps."""
-    shutil.rmtree(spec.home(tool), ignore_errors=True)  # a first backfill is a first backfill
-    log = OUT / f"{tool}.log"
-    log.unlink(missing_ok=True)
-    print(f"# {tool}: warm", file=sys.stderr, flush=True)
-    _, records = launch(tool, spec_path, log, "warm")
-    samples = [r for r in records if "workload" in r]
-    cannot = {r["workload"] for r in samples if "skipped" in r}
+def warm_together(tools: list[str], spec: Spec, spec_path: Path) -> list[dict]:
+    """Every contender's warm process, all started at once and run in lockstep: each waits before every unit of
+    its work (``common.gate``); unit by unit, one contender at a time does it (who goes first rotates), the
+    others idle. So a change in the machine's speed reaches every contender's samples of a step alike."""
+    runners, events = {}, queue.Queue()
+    for tool in tools:
+        shutil.rmtree(spec.home(tool), ignore_errors=True)  # a first backfill is a first backfill
+        (OUT / f"{tool}.log").unlink(missing_ok=True)
+        runners[tool] = _start(tool, spec_path, events, "warm")
+    print(f"# warm, in lockstep: {', '.join(tools)}", file=sys.stderr, flush=True)
+    samples, waiting, busy = [], {}, set(tools)
+
+    def settle(tool: str) -> None:  # read events until ``tool`` waits at a gate or has ended
+        while tool in busy:
+            who, record = events.get()
+            if record is None:
+                busy.discard(who)
+                if runners[who].wait() != 0:
+                    for other in runners.values():
+                        other.kill()
+                    raise SystemExit(f"{who} warm failed (exit {runners[who].returncode}); see {OUT / (who + '.log')}")
+            elif record.get("event") == "wait":
+                busy.discard(who)
+                waiting[who] = record["unit"]
+            elif "workload" in record:
+                samples.append(record)
+
+    for tool in tools:
+        settle(tool)
+    while waiting:
+        unit = min(waiting.values())
+        turn = [t for t in tools if waiting.get(t) == unit]
+        turn = turn[unit % len(turn):] + turn[:unit % len(turn)]
+        for tool in turn:
+            del waiting[tool]
+            busy.add(tool)
+            runners[tool].stdin.write("go\n")
+            runners[tool].stdin.flush()
+            settle(tool)
+    return samples
+
+
+def _start(tool: str, spec_path: Path, events: queue.Queue, *args: str) -> subprocess.Popen:
+    """A contender's runner in lockstep; its BENCH records go to ``events`` as (tool, record), then (tool, None)."""
+    argv = [python_of(tool), str(PEERS / f"run_{tool}.py"), "--spec", str(spec_path), *args]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", LOCKSTEP: "1"}
+    err = (OUT / f"{tool}.log").open("a")
+    err.write(f"\n$ {' '.join(argv)}\n")
+    err.flush()
+    runner = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+
+    def pump() -> None:
+        for line in runner.stdout:
+            if line.startswith("BENCH "):
+                err.write(f"{time.strftime('%H:%M:%S')} {line}")
+                err.flush()
+                events.put((tool, json.loads(line[6:])))
+        events.put((tool, None))
+
+    threading.Thread(target=pump, daemon=True).start()
+    return runner
+
+
+def cold_steps(tools: list[str], spec: Spec, spec_path: Path, cold: dict[str, int], cannot: set[tuple[str, str]]) -> list[dict]:
+    """The cold steps, each a fresh process: step by step, every contender's in turn (who goes first rotates)."""
     reps = cold["reps"]
     steps = [("b", spec.days + spec.reps_b + i) for i in range(reps)]
     steps += [("c", spec.days + spec.reps_b + reps - 1)] * reps
     steps += [("e", spec.days + spec.reps_e + i) for i in range(reps)]
     steps += [("f", spec.snapshots + i) for i in range(min(cold["f"], spec.cold_snapshots))]
     steps += [("a", 0)] * cold["a"] + [("d", 0)] * cold["d"]
-    for workload, arg in [(w, a) for w, a in steps if w not in cannot]:
-        print(f"# {tool}: cold {workload} {arg}", file=sys.stderr, flush=True)
-        started, records = launch(tool, spec_path, log, "cold", workload, str(arg))
-        for r in records:
-            if "seconds" in r:  # the whole process up to the end of the step, minus the reset before it
-                samples.append({**r, "seconds": r["t"] - started - r.get("untimed", 0.0), "in_process": r["seconds"]})
-            elif "skipped" in r:
-                samples.append(r)
+    samples = []
+    for number, (workload, arg) in enumerate(steps):
+        turn = [t for t in tools if (t, workload) not in cannot]
+        for tool in turn[number % max(1, len(turn)):] + turn[:number % max(1, len(turn))]:
+            print(f"# {tool}: cold {workload} {arg}", file=sys.stderr, flush=True)
+            started, records = launch(tool, spec_path, OUT / f"{tool}.log", "cold", workload, str(arg))
+            for r in records:
+                if "seconds" in r:  # the whole process up to the end of the step, minus the reset before it
+                    samples.append({**r, "seconds": r["t"] - started - r.get("untimed", 0.0), "in_process": r["seconds"]})
+                elif "skipped" in r:
+                    samples.append(r)
     return samples
 
 
@@ -200,7 +265,9 @@ def main() -> None:
         subprocess.run([sys.executable, str(PEERS / "generate.py"), "--spec", str(spec_path)], check=True,
                        stdout=subprocess.DEVNULL, stderr=log)
     cold = {"reps": args.cold_reps, "f": args.cold_f, "a": args.cold_backfills, "d": args.cold_d}
-    samples = [s for t in tools for s in measure(t, spec, spec_path, cold)]
+    samples = warm_together(tools, spec, spec_path)
+    cannot = {(s["tool"], s["workload"]) for s in samples if "skipped" in s}
+    samples += cold_steps(tools, spec, spec_path, cold, cannot)
     result = medians(samples)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (OUT / f"compare-{stamp}.json").write_text(json.dumps({"spec": asdict(spec), "versions": found,

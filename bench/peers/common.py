@@ -14,8 +14,10 @@ to stderr.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -292,13 +294,24 @@ class Tool:
 
 
 def warm(tool: Tool) -> None:
-    """Every workload in this one session, after a warm-up; each step timed in-process."""
+    """Every workload in this one session, after a warm-up; each step timed in-process.
+
+    The work comes in units (the warm-up, each timed step with the untimed work around it, the chain's first
+    build), numbered alike in every contender whatever it cannot run; under compare.py's lockstep each unit
+    waits for the parent's go (:func:`gate`).
+    """
     spec, spark = tool.spec, tool.spark
     for workload, why in tool.cannot.items():
         emit(tool=tool.name, mode="warm", workload=workload, skipped=why)
-    tool.reset("a")
-    tool.backfill("a", 30)  # warm-up: the first write of each path compiles Spark's code and the tool's
-    tool.check("a", 29)
+    numbers = itertools.count()
+
+    def unit(workload: str) -> bool:
+        """Whether this contender does the next unit (after waiting for its go)."""
+        number = next(numbers)
+        if workload in tool.cannot:
+            return False
+        gate(number)
+        return True
 
     def step(workload: str, rep: int, action: Callable[[], None], check: tuple[str, int]) -> None:
         with timed() as t:
@@ -306,30 +319,58 @@ def warm(tool: Tool) -> None:
         emit(tool=tool.name, mode="warm", workload=workload, rep=rep, seconds=t.seconds)
         tool.check(*check)
 
-    for rep in range(spec.reps_a):
+    if unit("a"):
         tool.reset("a")
-        step("a", rep, lambda: tool.backfill("a", spec.days), ("a", spec.days - 1))
+        tool.backfill("a", 30)  # warm-up: the first write of each path compiles Spark's code and the tool's
+        tool.check("a", 29)
+    for rep in range(spec.reps_a):
+        if unit("a"):
+            tool.reset("a")
+            step("a", rep, lambda: tool.backfill("a", spec.days), ("a", spec.days - 1))
     for rep in range(spec.reps_b):
         newest = spec.days + rep
-        step("b", rep, lambda: tool.run("a", newest), ("a", newest))
+        if unit("b"):
+            step("b", rep, lambda: tool.run("a", newest), ("a", newest))
     newest = spec.days + spec.reps_b - 1
-    for rep in range(spec.reps_c if "c" not in tool.cannot else 0):
-        step("c", rep, lambda: tool.run("a", newest), ("a", newest))
-    for rep in range(spec.reps_d if "d" not in tool.cannot else 0):
-        tool.reset("d")
-        step("d", rep, lambda: tool.backfill("d", spec.days), ("d", spec.days - 1))
-    if "e" not in tool.cannot:
+    for rep in range(spec.reps_c):
+        if unit("c"):
+            step("c", rep, lambda: tool.run("a", newest), ("a", newest))
+    for rep in range(spec.reps_d):
+        if unit("d"):
+            tool.reset("d")
+            step("d", rep, lambda: tool.backfill("d", spec.days), ("d", spec.days - 1))
+    if unit("e"):
         tool.reset("e")
         tool.backfill("e", spec.days)
         tool.check("e", spec.days - 1)
-    for rep in range(spec.reps_e if "e" not in tool.cannot else 0):
+    for rep in range(spec.reps_e):
         newest = spec.days + rep
-        step("e", rep, lambda: tool.run("e", newest), ("e", newest))
-    if "f" not in tool.cannot:
-        tool.reset("f")
-    for snap in range(spec.snapshots if "f" not in tool.cannot else 0):
-        point_items(spark, snap)
-        step("f" if snap else "f0", snap, lambda: tool.run("f", snap), ("f", snap))
+        if unit("e"):
+            step("e", rep, lambda: tool.run("e", newest), ("e", newest))
+    for snap in range(spec.snapshots):
+        if unit("f"):
+            if snap == 0:
+                tool.reset("f")
+            point_items(spark, snap)
+            step("f" if snap else "f0", snap, lambda: tool.run("f", snap), ("f", snap))
+
+
+#: Set by compare.py: the warm process waits for a go on stdin before each unit of work.
+LOCKSTEP = "BENCH_LOCKSTEP"
+
+
+def gate(number: int) -> None:
+    """Under compare.py's lockstep, say this process waits before unit ``number``, and wait for the go.
+
+    The parent lets one contender work at a time, every contender's unit ``n`` one after the other, so a
+    change in the machine's speed during the run reaches every contender's samples alike (the contenders
+    ran one after the other before, each its whole run).
+    """
+    if os.environ.get(LOCKSTEP) != "1":
+        return
+    emit(event="wait", unit=number)
+    if not sys.stdin.readline():
+        raise SystemExit("the parent (compare.py) went away")
 
 
 def cold(tool: Tool, workload: str, arg: int) -> None:
