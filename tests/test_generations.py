@@ -95,3 +95,19 @@ def test_timestamp_partition_values_with_colons_round_trip_through_a_generation(
         (2, datetime(2024, 1, 1, 10)), (3, datetime(2024, 1, 1, 11))]
     files = _files_under(spark, tables.location(spark, table))
     assert not any(f.startswith("/ts=") for f in files), "the superseded 10:00 directory is deleted"
+
+
+def test_publishing_a_new_day_asks_the_metastore_twice_and_shows_the_day(spark, isolated):
+    table = _table(spark, isolated, "t")
+    staged = generations.stage(spark, table, spark.createDataFrame([(6, "new", date(2024, 1, 6))],
+                                                                   "k INT, v STRING, ds DATE"), ("ds",))
+    metrics = spark._jvm.org.apache.spark.metrics.source.HiveCatalogMetrics
+    before = metrics.METRIC_HIVE_CLIENT_CALLS().getCount()
+
+    generations.publish(spark, table, staged, ("ds",), emptied=[{"ds": "2024-01-06"}])
+
+    # the table read once, the partition added once (before: seven, the session and Hive catalogs checking the
+    # schema and the table again before adding)
+    assert metrics.METRIC_HIVE_CLIENT_CALLS().getCount() - before == 2
+    assert _rows(spark, table) == [(1, "old", date(2024, 1, 1)), (2, "old", date(2024, 1, 2)),
+                                   (3, "old", date(2024, 1, 3)), (6, "new", date(2024, 1, 6))]

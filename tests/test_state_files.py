@@ -66,3 +66,27 @@ def test_a_state_schema_dropped_while_the_application_runs_is_created_again(spar
 
     assert rows.num_rows == 0
     assert spark.table(f"{isolated}_state.intervals").count() == 1
+
+
+def test_a_new_process_reads_a_tables_many_files_in_one_jvm_call(spark, isolated, monkeypatch):
+    from pyspark_incr.runtime import discard
+    from pyspark_incr.state import files
+
+    for start in range(0, 50, 10):
+        StateStore(spark).append(t.INTERVALS, [_row(start)])  # five appends: five files
+    discard(spark)  # a new application: no file seen yet
+    reads, shim = [], files.shim_class
+
+    class Noted:  # the StateFiles methods called, in order
+        def __init__(self, found):
+            self.found = found
+
+        def __getattr__(self, method):
+            reads.append(method)
+            return getattr(self.found, method)
+
+    monkeypatch.setattr(files, "shim_class", lambda spark_, name: Noted(shim(spark_, name)))
+    rows = StateStore(spark).read(t.INTERVALS)
+
+    assert sorted(rows["start_ms"].to_pylist()) == [0, 10, 20, 30, 40]
+    assert [m for m in reads if m.startswith("read")] == ["readAll"]

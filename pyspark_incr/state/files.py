@@ -6,8 +6,8 @@ place. So a table's content is its file listing, and a process that has read a
 file once never needs to read it again: :class:`FileCache` keeps each file's rows
 and reads only the files a listing shows for the first time. Reading or writing
 through Spark would cost a job (0.1-0.3 s) per table per call; this costs a
-listing, plus a read per new file, plus nothing for the files this process
-wrote itself.
+listing, plus one read of the files new to this process (however many: a new
+process may meet hundreds), plus nothing for the files this process wrote itself.
 """
 
 from __future__ import annotations
@@ -57,6 +57,19 @@ def decode(data: bytes, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def read_all(spark: Any, root: str, names: list[str]) -> list[bytes]:
+    """The bytes of each file ``names`` of the table, in one JVM call however many they are."""
+    if len(names) <= 1:
+        return [bytes(shim_class(spark, "StateFiles").read(spark._jsparkSession, root, n)) for n in names]
+    framed = memoryview(bytes(shim_class(spark, "StateFiles").readAll(spark._jsparkSession, root, "\n".join(names))))
+    out, at = [], 0
+    for _ in names:
+        size = int.from_bytes(framed[at:at + 4], "big")
+        out.append(bytes(framed[at + 4:at + 4 + size]))
+        at += 4 + size
+    return out
+
+
 def append(spark: Any, root: str, rows: pa.Table) -> tuple[str, int]:
     """Write ``rows`` into the table as one new file, atomically; its name and length."""
     data = encode(rows)
@@ -90,11 +103,9 @@ class FileCache:
     def rows(self, spark: Any, root: str, files: dict[str, int]) -> pa.Table:
         """The table's rows given its listing ``files``: files not seen before (or of another length) are read."""
         with self._lock:
-            for name, size in files.items():
-                known = self._files.get(name)
-                if known is None or known[0] != size:
-                    data = bytes(shim_class(spark, "StateFiles").read(spark._jsparkSession, root, name))
-                    self._files[name] = (size, decode(data, self.schema))
+            unseen = [name for name, size in files.items() if self._files.get(name, (None,))[0] != size]
+            for name, data in zip(unseen, read_all(spark, root, unseen)):
+                self._files[name] = (files[name], decode(data, self.schema))
             for name in [n for n in self._files if n not in files]:
                 del self._files[name]
             key = tuple(sorted(files.items()))

@@ -19,8 +19,10 @@ import org.apache.spark.sql.catalyst.analysis.PartitionsAlreadyExistException;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalog;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.hive.HiveExternalCatalog;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -70,7 +72,7 @@ public final class Generations {
     List<String> columns = Arrays.asList(JSON.readValue(columnsJson, String[].class));
     SessionCatalog catalog = session.sessionState().catalog();
     TableIdentifier ident = TableIdentifier.apply(table, Option.apply(db));
-    CatalogTable meta = catalog.getTableMetadata(ident);
+    CatalogTable meta = catalog.getTableRawMetadata(ident); // as the Hive catalog hands it to its client
     List<Map<String, String>> written = specsOf(writtenJson, meta);
     List<Map<String, String>> candidates = specsOf(emptiedJson, meta);
     Path root = new Path(stagedPath).getParent();
@@ -83,7 +85,7 @@ public final class Generations {
     // transaction, which refuses the lot when one exists; only then are they looked up (each lookup
     // costs as much as the transaction).
     if (!written.isEmpty() && candidates.stream().allMatch(c -> touched.contains(scalaMap(c)))
-        && addedAll(catalog, ident, meta, written, locations)) {
+        && addedAll(session, catalog, ident, meta, written, locations)) {
       refreshed(session, catalog, ident, db, table);
       return;
     }
@@ -111,18 +113,39 @@ public final class Generations {
     deleteSuperseded(fs, root, before, new Path(stagedPath));
   }
 
-  /** Create every partition of {@code specs} at its location, in one transaction; false when one exists. */
-  private static boolean addedAll(SessionCatalog catalog, TableIdentifier ident, CatalogTable meta,
-      List<Map<String, String>> specs, List<String> locations) {
+  /**
+   * Create every partition of {@code specs} at its location, in one transaction; false when one exists.
+   *
+   * <p>On a Hive catalog the client is handed the table just read: the session catalog and the Hive
+   * catalog would each first ask the metastore again whether the schema and the table exist and
+   * what the table is (five queries, a third of a new day's publish on Derby), then make this same
+   * call, with the partition columns lowercased as the metastore keeps them.
+   */
+  private static boolean addedAll(SparkSession session, SessionCatalog catalog, TableIdentifier ident,
+      CatalogTable meta, List<Map<String, String>> specs, List<String> locations) {
+    ExternalCatalog external = session.sharedState().externalCatalog().unwrapped();
+    boolean hive = external instanceof HiveExternalCatalog;
     List<CatalogTablePartition> added = new ArrayList<>();
-    for (int i = 0; i < specs.size(); i++) added.add(partition(specs.get(i), storageAt(meta, locations.get(i))));
+    for (int i = 0; i < specs.size(); i++) {
+      added.add(partition(hive ? lowercased(specs.get(i)) : specs.get(i), storageAt(meta, locations.get(i))));
+    }
     try {
-      catalog.createPartitions(ident, seq(added), false);
+      if (hive) {
+        ((HiveExternalCatalog) external).client().createPartitions(meta, seq(added), false);
+      } else {
+        catalog.createPartitions(ident, seq(added), false);
+      }
       return true;
     } catch (Exception e) {
       if (e instanceof PartitionsAlreadyExistException) return false;
       throw e;
     }
+  }
+
+  private static Map<String, String> lowercased(Map<String, String> spec) {
+    Map<String, String> out = new java.util.LinkedHashMap<>();
+    for (Map.Entry<String, String> e : spec.entrySet()) out.put(e.getKey().toLowerCase(java.util.Locale.ROOT), e.getValue());
+    return out;
   }
 
   /**
