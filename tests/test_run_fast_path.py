@@ -199,7 +199,7 @@ def test_a_daily_build_asks_the_catalog_of_its_table_once(spark, project, monkey
     for module, name in ((tables, "described"), (tables, "location"), (formats, "existing")):
         monkeypatch.setattr(module, name, _noting(getattr(module, name), asked, name))
 
-    rows, counts = _run(spark, "2024-03-05 00:30:00", select=f"{db}.{DAILY}")
+    rows, _ = _run(spark, "2024-03-05 00:30:00", select=f"{db}.{DAILY}")
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-03-04", "ok")]
     # its format, schema and directory from one metastore query (before: three, and an analysis of the table)
