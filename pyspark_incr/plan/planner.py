@@ -246,7 +246,7 @@ class _Context:
         if model.allow_partials:  # as SQLMesh: an interval an earlier run built partly is built again from its start
             gaps = IntervalSet([Interval(model.schedule.floor(r.start), r.end) for r in gaps])
         missing = _with_lookback(model, expected, gaps).intersection(allowed)
-        plan = replace(plan, expected=expected, missing=missing, built=built)
+        plan = plan.but(expected=expected, missing=missing, built=built)
         if not missing:  # what most models of a run find: no signal to ask, nothing to gate or to cut into batches
             return plan
         if self.check_signals:  # signals: only the intervals every signal says are ready go on

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 from sqlglot import exp
 
@@ -92,6 +93,15 @@ class ModelPlan:
     @property
     def builds_object(self) -> bool:
         return self.model.kind.builds_object
+
+    def but(self, **changes: Any) -> ModelPlan:
+        """``dataclasses.replace(self, **changes)`` keeping the table and view names already written when the
+        table and view stay: a run plans each of 1,000 models into a record, then replaces it with its intervals."""
+        changed = replace(self, **changes)
+        for name, source in (("table_name", "table"), ("view_name", "view")):
+            if name in self.__dict__ and source not in changes:
+                changed.__dict__[name] = self.__dict__[name]
+        return changed
 
     # a plan of 1,000 models asks each name a dozen times: written once
     @cached_property
