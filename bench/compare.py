@@ -9,8 +9,8 @@ Spark settings (``local[2]``, the same shuffle partitions, Parquet) over the sam
 generated data, and is measured two ways:
 
 - **warm**: one long-lived process per contender runs every workload after a
-  warm-up, each step timed in-process (a notebook, a Thrift server); the four
-  processes run side by side in lockstep, one unit of work at a time (each timed
+  warm-up, each step timed in-process (a notebook, a Thrift server); the
+  contenders' processes run side by side in lockstep, one unit of work at a time (each timed
   step is done by every contender in turn before the next step starts), so a
   change in the machine's speed during the run reaches every contender alike;
 - **cold**: one fresh process per step, timed from its start to the end of the step
