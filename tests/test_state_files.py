@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from chispa import assert_df_equality
 
+from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.state import tables as t
 from pyspark_incr.state.store import StateStore
 
@@ -90,3 +91,33 @@ def test_a_new_process_reads_a_tables_many_files_in_one_jvm_call(spark, isolated
 
     assert sorted(rows["start_ms"].to_pylist()) == [0, 10, 20, 30, 40]
     assert [m for m in reads if m.startswith("read")] == ["readAll"]
+
+
+def _interval(start: int, end: int, op: str, seq: int | None = None) -> dict:
+    row = {**_row(start), "end_ms": end, "op": op}
+    return row if seq is None else {**row, "seq": seq}
+
+
+def test_coverage_folds_only_the_rows_of_files_that_appeared_since(spark, isolated, monkeypatch):
+    from pyspark_incr.state import store
+
+    folded, fold = [], store._coverage
+    monkeypatch.setattr(store, "_coverage", lambda rows, since=None: folded.append(rows.num_rows) or fold(rows, since))
+    StateStore(spark).append(t.INTERVALS, [_interval(0, 10, "add"), _interval(20, 30, "add")])
+    first = StateStore(spark).coverage()
+    StateStore(spark).append(t.INTERVALS, [_interval(5, 25, "remove")])
+    StateStore(spark).append(t.INTERVALS, [_interval(8, 9, "add")])
+    second = StateStore(spark).coverage()
+
+    assert folded == [2, 2]  # the first two rows once; then the two new files' rows, not all four
+    assert first == {"x": IntervalSet([Interval(0, 10), Interval(20, 30)])}
+    assert second == {"x": IntervalSet([Interval(0, 5), Interval(8, 9), Interval(25, 30)])}
+
+
+def test_a_file_of_rows_older_than_those_folded_folds_everything_again(spark, isolated):
+    # a slow writer's rows land after a later one's were read: they still fold in seq order
+    StateStore(spark).append(t.INTERVALS, [_interval(0, 10, "add", seq=2_000)])
+    assert StateStore(spark).coverage() == {"x": IntervalSet([Interval(0, 10)])}
+    StateStore(spark).append(t.INTERVALS, [_interval(0, 10, "remove", seq=1_000)])
+
+    assert StateStore(spark).coverage() == {"x": IntervalSet([Interval(0, 10)])}

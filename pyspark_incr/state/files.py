@@ -98,6 +98,8 @@ class FileCache:
         self._joined: tuple[tuple, pa.Table] | None = None
         #: What was computed from the joined rows (:meth:`derived`); replaced with them.
         self._derived: dict[Hashable, Any] = {}
+        #: When the listing last changed by files appearing only: what was derived before, and the new files' names.
+        self._grown_from: tuple[dict[Hashable, Any], list[str]] | None = None
         self._lock = threading.Lock()
 
     def rows(self, spark: Any, root: str, files: dict[str, int]) -> pa.Table:
@@ -110,22 +112,33 @@ class FileCache:
                 del self._files[name]
             key = tuple(sorted(files.items()))
             if self._joined is None or self._joined[0] != key:
+                self._grown_from = _growth(self._joined, key, self._derived)
                 parts = [self._files[n][1] for n, _ in key]
                 self._joined = (key, pa.concat_tables(parts) if parts else self.schema.empty_table())
                 self._derived = {}
             return self._joined[1]
 
-    def derived(self, rows: pa.Table, what: Hashable, compute: Callable[[pa.Table], T]) -> T:
+    def derived(self, rows: pa.Table, what: Hashable, compute: Callable[[pa.Table], T],
+                grow: Callable[[T, pa.Table], T | None] | None = None) -> T:
         """``compute(rows)``, kept for as long as ``rows`` are the table's rows as last listed.
 
         A table read again unchanged (one listing) is then not folded again either; the value is
         shared by every later call, so ``compute`` must return something its callers never change.
+        When files only appeared since the value was last derived, ``grow(that value, the new files'
+        rows)`` is asked first: what it returns (unless None, "compute it all") is the value.
         """
         with self._lock:
             memo = self._derived if self._joined is not None and self._joined[1] is rows else None
             if memo is not None and what in memo:
                 return memo[what]
-        value = compute(rows)
+            since = self._grown_from if memo is not None and grow is not None else None
+            if since is not None and what in since[0]:
+                base, added = since[0][what], pa.concat_tables([self._files[n][1] for n in since[1]])
+            else:
+                base = added = None
+        value = grow(base, added) if added is not None else None
+        if value is None:
+            value = compute(rows)
         if memo is not None:
             with self._lock:
                 memo[what] = value
@@ -139,3 +152,14 @@ class FileCache:
         """Remember a file this process has just written, so it is never read back."""
         with self._lock:
             self._files[name] = (size, rows.cast(self.schema))
+
+
+def _growth(joined: tuple[tuple, pa.Table] | None, key: tuple, derived: dict[Hashable, Any]
+            ) -> tuple[dict[Hashable, Any], list[str]] | None:
+    """(``derived``, the names of the files ``key`` adds) when the listing ``key`` only adds files to ``joined``'s."""
+    if joined is None or not derived:
+        return None
+    before, now = dict(joined[0]), dict(key)
+    if any(now.get(name) != size for name, size in before.items()):
+        return None  # a file went (compaction) or changed: nothing to grow from
+    return derived, [name for name in now if name not in before]
