@@ -73,11 +73,11 @@ def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, .
     """
     root = root or table_root(table_location(spark, table))
     path = f"{root}/{GEN_PREFIX}{uuid.uuid4().hex}"
-    writer = in_table_types(spark, table, df, table_schema, df_schema).write.format(fmt).mode("errorifexists")
-    if partition_columns:
-        writer = writer.partitionBy(*partition_columns)
-    writer.save(path)
-    return Staged(path, tuple(tuple(sorted(s.items())) for s in _written_partitions(spark, path, partition_columns)))
+    typed = in_table_types(spark, table, df, table_schema, df_schema)
+    # written, and its partitions read back, in one round trip (a DataFrameWriter takes one per option)
+    specs = json.loads(shim_class(spark, "Staging").save(spark._jsparkSession, typed._jdf, fmt, path,
+                                                         json.dumps(list(partition_columns))))
+    return Staged(path, tuple(tuple(sorted(s.items())) for s in specs))
 
 
 def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
