@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 #: Schema holding the state tables.
@@ -35,6 +38,26 @@ _DEFAULTS = {STATE_SCHEMA: "incr_state", PHYSICAL_SCHEMA: "incr_physical", DEFAU
              STATE_COMPACT_FILES: "100", FAIL_FAST: "false", RAISE_ON_FAILURE: "false", ERROR_TRACES: "false"}
 
 
+#: The session of the call running in this thread and its settings, as sent with the call (:func:`settings_of`).
+_CALL: ContextVar[tuple[Any, dict[str, str]] | None] = ContextVar("incr_call_settings", default=None)
+
+
 def setting(spark: Any, key: str) -> str:
     """The session's value of ``key`` or its default."""
+    known = _CALL.get()
+    if known is not None and known[0] is spark:
+        return known[1].get(key, _DEFAULTS[key])
     return spark.conf.get(key, _DEFAULTS[key])
+
+
+@contextmanager
+def settings_of(spark: Any, values: dict[str, str] | None) -> Iterator[None]:
+    """Within the block, :func:`setting` answers for ``spark`` from ``values`` (its ``spark.incr.*`` settings,
+    sent by the JVM with the call) rather than asking the session, a round trip each. Other sessions (a model's
+    own, with its session_properties) and other threads still ask.
+    """
+    token = _CALL.set((spark, values) if values is not None else None)
+    try:
+        yield
+    finally:
+        _CALL.reset(token)

@@ -105,10 +105,11 @@ def test_a_warm_run_with_nothing_due_issues_no_spark_statement_no_job_and_a_doze
     assert rows == []
     assert len(counts.statements) == 1, f"only the CALL itself: {counts.statements}"
     assert counts.jobs == 0
-    # 13 are the CALL's own (statement, callback, rows); 9 the run's: the two state tables listed (what another
-    # application wrote is seen), the physical and view schemas listed (a dropped table is rebuilt), five
-    # settings read; none per model (before: the run's own were 23 for one model, and 3 more for each other)
-    assert counts.round_trips <= 22, counts.round_trips
+    # 12 are the CALL's own (statement, callback, rows); 4 the run's: the two state tables listed (what another
+    # application wrote is seen), the physical and view schemas listed (a dropped table is rebuilt); the
+    # session's id and settings come with the call (before: six more round trips); none per model (before: the
+    # run's own were 23 for one model, and 3 more for each other)
+    assert counts.round_trips <= 16, counts.round_trips
 
 
 def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_one_round_trip(spark, project):
@@ -119,9 +120,9 @@ def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_o
     rows, counts = _run(spark, "2024-03-01 12:00:00")
 
     assert rows == []
-    # 44: the warm call's 22, the state tables' columns and directories asked in one call, the two state tables'
+    # 30: the warm call's 16, the state tables' columns and directories asked in one call, the two state tables'
     # files read (before: 279, a dozen round trips and two metastore queries for each of the five state tables)
-    assert counts.round_trips <= 60, counts.round_trips
+    assert counts.round_trips <= 45, counts.round_trips
 
 
 def test_one_model_due_among_many_costs_what_that_model_alone_costs(spark, project):

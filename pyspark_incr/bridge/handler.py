@@ -17,7 +17,7 @@ from typing import Any
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from pyspark_incr.config import ERROR_TRACES, setting
+from pyspark_incr.config import ERROR_TRACES, setting, settings_of
 from pyspark_incr.errors import INTERNAL_CONDITION, INTERNAL_SQLSTATE, IncrError
 from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, load_all, registry_json
 
@@ -45,34 +45,40 @@ class Handler:
             traceback.print_exc(file=sys.stderr)
             raise
 
-    def call(self, procedure: str, args_json: str, jsession: Any) -> str:
+    def call(self, procedure: str, args_json: str, context_json: str, jsession: Any) -> str:
+        context: dict[str, Any] = {}
         try:
-            spark = self._session(jsession)
+            context = json.loads(context_json)
+            spark = self._session(jsession, context.get("session"))
             spec = REGISTRY.get(procedure)
             args = json.loads(args_json)
             if spec is not None:
                 args = _decode_args(spec, args)
-            spec, rows = dispatch(spark, procedure, args)
+            with settings_of(spark, context.get("settings")):
+                spec, rows = dispatch(spark, procedure, args)
             encoded = [[encode_value(c, v) for c, v in zip(spec.output, row)] for row in rows]
             return json.dumps({"rows": encoded}, default=str)
         except IncrError as e:
-            return _error(e, str(e), procedure, traced=self._traces_asked(jsession))
+            return _error(e, str(e), procedure, traced=self._traces_asked(jsession, context.get("settings")))
         except Exception as e:  # a bug, not a user error: its trace goes to the log and to the user
             traceback.print_exc(file=sys.stderr)
             message = (f"incr.{procedure} failed on a bug in pyspark-incr ({type(e).__name__}: {e}); "
                        "please report it with the trace below.")
             return _error(e, message, procedure, traced=True)
 
-    def _traces_asked(self, jsession: Any) -> bool:
+    def _traces_asked(self, jsession: Any, settings: dict[str, str] | None) -> bool:
         """``spark.incr.errors.stackTrace``: a user error shows its traces too (off: the message says it all)."""
         try:
+            if settings is not None:
+                return settings.get(ERROR_TRACES, "false").strip().lower() == "true"
             return setting(self._session(jsession), ERROR_TRACES).strip().lower() == "true"
         except Exception:  # the session itself is what failed: say the message, not a second error
             return False
 
-    def _session(self, jsession: Any) -> SparkSession:
-        """A pyspark SparkSession over the caller's JVM session, reused per session UUID."""
-        key = jsession.sessionUUID()
+    def _session(self, jsession: Any, key: str | None = None) -> SparkSession:
+        """A pyspark SparkSession over the caller's JVM session, reused per session UUID (``key``, when the
+        call sent it: asking the session is a round trip)."""
+        key = key or jsession.sessionUUID()
         spark = self._sessions.get(key)
         if spark is None:
             active = SparkSession._instantiatedSession

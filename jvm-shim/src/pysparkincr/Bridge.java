@@ -6,9 +6,13 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.api.python.Py4JServer;
 import org.apache.spark.sql.SparkSession;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Where the Python handler lives.
@@ -27,6 +31,8 @@ public final class Bridge {
   public static final String PYTHON_CONF = "spark.incr.python";
   public static final String TIMEOUT_CONF = "spark.incr.worker.startTimeout";
   private static final int TAIL_LINES = 40;
+  /** Settings of ours: sent to Python with every call ({@link #context}). */
+  private static final String SETTINGS_PREFIX = "spark.incr.";
 
   private static final Object LOCK = new Object();
   private static volatile Handler handler;
@@ -89,10 +95,10 @@ public final class Bridge {
     return r;
   }
 
-  static String call(String procedure, String argsJson, Object session) {
+  static String call(String procedure, String argsJson, SparkSession session) {
     Handler h = get();
     try {
-      String reply = h.call(procedure, argsJson, session);
+      String reply = h.call(procedure, argsJson, context(session), session);
       NoDelay.sweep(h); // a connection the call opened to Python (JDBC, Spark Connect) is swept once used
       return reply;
     } catch (RuntimeException e) {
@@ -102,6 +108,23 @@ public final class Bridge {
             + " (it is restarted on the next CALL); its last output:\n" + tailText(), e);
       }
       throw e;
+    }
+  }
+
+  /** The calling session's id and {@code spark.incr.*} settings, as JSON: sent with the call, not asked for. */
+  static String context(SparkSession session) {
+    Map<String, String> settings = new TreeMap<>();
+    CollectionConverters.asJava(session.conf().getAll()).forEach((key, value) -> {
+      if (key.startsWith(SETTINGS_PREFIX)) settings.put(key, value);
+    });
+    Map<String, Object> context = new LinkedHashMap<>();
+    context.put("session", session instanceof org.apache.spark.sql.classic.SparkSession
+        ? ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID() : null);
+    context.put("settings", settings);
+    try {
+      return Registry.JSON.writeValueAsString(context);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("pyspark-incr: cannot encode the session's settings", e);
     }
   }
 

@@ -14,11 +14,13 @@ public interface Handler {
 
   /**
    * Runs one procedure. {@code session} is the caller's SparkSession so Python can run
-   * re-entrant SQL in the same session (matters for Thrift/Connect servers with many sessions).
+   * re-entrant SQL in the same session (matters for Thrift/Connect servers with many sessions);
+   * {@code contextJson} is what Python would otherwise ask of it, a round trip each:
+   * {@code {"session": its id, "settings": {its spark.incr.* settings}}}.
    *
    * @return {@code {"rows":[[...],...]}} or
    *     {@code {"error":{"type":...,"condition":...,"sqlstate":...,"message":...,"trace":...}}}
    *     ({@code trace} only for an internal bug or when traces were asked for)
    */
-  String call(String procedure, String argsJson, Object session);
+  String call(String procedure, String argsJson, String contextJson, Object session);
 }
