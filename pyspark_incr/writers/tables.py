@@ -80,7 +80,7 @@ def counted(df: Any, column: str | None = None) -> tuple[Any, Any]:
     (no second pass), and the function reading the count."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    # one round trip here and one for the count (PySpark's Observation: fourteen and four)
+    # two round trips here and one for the count (PySpark's Observation: fourteen and four)
     found = shim_class(df.sparkSession, "Staging").counted(df._jdf, ident(column) if column else None,
                                                             f"incr_rows_{uuid.uuid4().hex}")
     return DataFrame(found.dataset(), df.sparkSession), lambda: int(found.rows())
