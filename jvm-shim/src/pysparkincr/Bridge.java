@@ -4,6 +4,8 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
@@ -198,7 +200,23 @@ public final class Bridge {
   }
 
   private static boolean isAlive(Process p) {
-    return p != null && p.isAlive();
+    return p != null && p.isAlive() && !zombie(p.pid());
+  }
+
+  /**
+   * Whether the kernel shows the process exited though the JVM has not reaped it yet: until its reaper
+   * thread runs (late, on a loaded machine), {@code isAlive} says true and a CALL went to the dead worker
+   * instead of restarting it. Linux only ({@code /proc}); elsewhere the JVM's view decides.
+   */
+  private static boolean zombie(long pid) {
+    try {
+      String stat = new String(Files.readAllBytes(Paths.get("/proc", Long.toString(pid), "stat")),
+          StandardCharsets.US_ASCII);
+      char state = stat.charAt(stat.lastIndexOf(')') + 2);
+      return state == 'Z' || state == 'X';
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   private static boolean exited(Process p) {
