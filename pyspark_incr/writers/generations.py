@@ -74,20 +74,20 @@ def stage(spark: Any, table: exp.Table, df: Any, partition_columns: tuple[str, .
     root = root or table_root(table_location(spark, table))
     path = f"{root}/{GEN_PREFIX}{uuid.uuid4().hex}"
     typed = in_table_types(spark, table, df, table_schema, df_schema)
-    # written, and its partitions read back, in one round trip (a DataFrameWriter takes one per option)
-    specs = json.loads(shim_class(spark, "Staging").save(spark._jsparkSession, typed._jdf, fmt, path,
-                                                         json.dumps(list(partition_columns))))
-    return Staged(path, tuple(tuple(sorted(s.items())) for s in specs))
+    return _saved(spark, typed, fmt, "errorifexists", path, partition_columns)
 
 
 def extend(spark: Any, staged: Staged, df: Any, partition_columns: tuple[str, ...], fmt: str = "parquet") -> Staged:
     """Add ``df``'s rows to a staged generation (rows the rewrite keeps from the old version)."""
-    writer = df.write.format(fmt).mode("append")
-    if partition_columns:
-        writer = writer.partitionBy(*partition_columns)
-    writer.save(staged.path)
-    specs = _written_partitions(spark, staged.path, partition_columns)
-    return Staged(staged.path, tuple(tuple(sorted(s.items())) for s in specs))
+    return _saved(spark, df, fmt, "append", staged.path, partition_columns)
+
+
+def _saved(spark: Any, df: Any, fmt: str, mode: str, path: str, partition_columns: tuple[str, ...]) -> Staged:
+    """``df`` written into ``path`` and the partitions ``path`` then holds, in one round trip (a DataFrameWriter
+    takes one per option, and reading the partitions back another)."""
+    specs = json.loads(shim_class(spark, "Staging").save(spark._jsparkSession, df._jdf, fmt, mode, path,
+                                                         json.dumps(list(partition_columns))))
+    return Staged(path, tuple(tuple(sorted(s.items())) for s in specs))
 
 
 def in_table_types(spark: Any, table: exp.Table, df: Any, table_schema: Any = None, df_schema: Any = None) -> Any:
@@ -195,14 +195,6 @@ def discard_orphans(spark: Any, table: exp.Table) -> list[str]:
     for path in orphans:
         fs.delete(path, True)
     return [str(path.getName()) for path in orphans]
-
-
-def _written_partitions(spark: Any, path: str, columns: tuple[str, ...]) -> list[dict[str, str]]:
-    """The partition specs a staged write produced, read back from its directory names."""
-    if not columns:
-        return []
-    return json.loads(shim_class(spark, "Generations").writtenPartitions(spark._jsparkSession, path,
-                                                                          json.dumps(list(columns))))
 
 
 def _delete_superseded(spark: Any, root: str, old: str) -> None:

@@ -9,7 +9,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
@@ -271,38 +270,6 @@ public final class Generations {
       if (!name.startsWith("_") && !name.startsWith(".")) return true;
     }
     return false;
-  }
-
-  /**
-   * The partition specs a staged write produced, read from its directory names: a JSON list of
-   * column-to-value objects, values unescaped as the catalog spells them.
-   */
-  public static String writtenPartitions(SparkSession session, String path, String columnsJson)
-      throws IOException {
-    String[] columns = JSON.readValue(columnsJson, String[].class);
-    FileSystem fs = new Path(path).getFileSystem(session.sessionState().newHadoopConf());
-    List<Map<String, String>> specs = new ArrayList<>();
-    specs.add(new java.util.LinkedHashMap<>());
-    List<Path> levels = new ArrayList<>();
-    levels.add(new Path(path));
-    for (String column : columns) {
-      List<Map<String, String>> nextSpecs = new ArrayList<>();
-      List<Path> nextLevels = new ArrayList<>();
-      for (int i = 0; i < specs.size(); i++) {
-        for (FileStatus status : fs.listStatus(levels.get(i))) {
-          String name = status.getPath().getName();
-          int eq = name.indexOf('=');
-          if (!status.isDirectory() || eq < 0 || !name.substring(0, eq).equalsIgnoreCase(column)) continue;
-          Map<String, String> spec = new java.util.LinkedHashMap<>(specs.get(i));
-          spec.put(column, ExternalCatalogUtils.unescapePathName(name.substring(eq + 1)));
-          nextSpecs.add(spec);
-          nextLevels.add(status.getPath());
-        }
-      }
-      specs = nextSpecs;
-      levels = nextLevels;
-    }
-    return JSON.writeValueAsString(specs);
   }
 
   private static CatalogTablePartition partition(Map<String, String> spec, CatalogStorageFormat storage) {

@@ -1,11 +1,19 @@
 package pysparkincr;
 
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.DataFrameWriter;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
 import org.apache.spark.sql.functions;
 
 /**
@@ -49,16 +57,49 @@ public final class Staging {
   }
 
   /**
-   * Write {@code df} as {@code format} files into {@code path}, which must not exist, partitioned by
-   * {@code partitionColumnsJson} (a JSON list); the partition specs written, as {@link
-   * Generations#writtenPartitions} reads them back ({@code []} for an unpartitioned write).
+   * Write {@code df} as {@code format} files into {@code path} with save mode {@code mode} (a new
+   * generation: {@code errorifexists}; rows added to one: {@code append}), partitioned by {@code
+   * partitionColumnsJson} (a JSON list); the partition specs {@code path} then holds, as {@link
+   * #writtenPartitions} reads them back ({@code []} for an unpartitioned write).
    */
-  public static String save(SparkSession session, Dataset<Row> df, String format, String path,
-      String partitionColumnsJson) throws java.io.IOException {
+  public static String save(SparkSession session, Dataset<Row> df, String format, String mode, String path,
+      String partitionColumnsJson) throws IOException {
     String[] columns = Registry.JSON.readValue(partitionColumnsJson, String[].class);
-    DataFrameWriter<Row> writer = df.write().format(format).mode("errorifexists");
+    DataFrameWriter<Row> writer = df.write().format(format).mode(mode);
     if (columns.length > 0) writer = writer.partitionBy(columns);
     writer.save(path);
-    return columns.length > 0 ? Generations.writtenPartitions(session, path, partitionColumnsJson) : "[]";
+    return columns.length > 0 ? writtenPartitions(session, path, columns) : "[]";
+  }
+
+  /**
+   * The partition specs a staged write produced, read from its directory names: a JSON list of
+   * column-to-value objects, values unescaped as the catalog spells them.
+   */
+  private static String writtenPartitions(SparkSession session, String path, String[] columns)
+      throws IOException {
+    FileSystem fs = new Path(path).getFileSystem(session.sessionState().newHadoopConf());
+    List<Map<String, String>> specs = new ArrayList<>();
+    specs.add(new java.util.LinkedHashMap<>());
+    List<Path> levels = new ArrayList<>();
+    levels.add(new Path(path));
+    for (String column : columns) {
+      List<Map<String, String>> nextSpecs = new ArrayList<>();
+      List<Path> nextLevels = new ArrayList<>();
+      for (int i = 0; i < specs.size(); i++) {
+        for (FileStatus status : fs.listStatus(levels.get(i))) {
+          String name = status.getPath().getName();
+          int eq = name.indexOf('=');
+          if (!status.isDirectory() || eq < 0 || !name.substring(0, eq).equalsIgnoreCase(column)) continue;
+          Map<String, String> spec = new java.util.LinkedHashMap<>(specs.get(i));
+          spec.put(column, ExternalCatalogUtils.unescapePathName(name.substring(eq + 1)));
+          nextSpecs.add(spec);
+          nextLevels.add(status.getPath());
+        }
+      }
+      specs = nextSpecs;
+      levels = nextLevels;
+    }
+    return Registry.JSON.writeValueAsString(specs);
   }
 }
+
