@@ -233,6 +233,35 @@ def test_a_run_builds_one_batch_for_all_missing_intervals_and_an_unchanged_sourc
     assert sorted(spark.table(name).inputFiles()) == files, "a run that changes nothing keeps the table's files"
 
 
+def test_a_first_load_analyses_the_source_query_once_per_build_and_asks_nothing_of_the_table_it_just_created(
+        spark, isolated, monkeypatch):
+    from pyspark.sql import SparkSession
+
+    name, source = f"{isolated}.items", f"{isolated}_raw.items"
+    columns = "id INT, price INT"
+    _snapshot(spark, source, columns, [[1, 10], [2, 20]])
+    _define(spark, name, "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [price])", source, columns)
+    statements: list[str] = []
+    sql = SparkSession.sql
+    monkeypatch.setattr(SparkSession, "sql", lambda session, query, *a, **k: (statements.append(query),
+                                                                             sql(session, query, *a, **k))[1])
+
+    first = _call(spark, "apply", execution_time="2020-01-02 00:00:00")
+    at_first, statements[:] = list(statements), []
+    _snapshot(spark, source, columns, [[1, 10], [2, 25]])
+    second = _call(spark, "run", execution_time="2020-01-03 00:00:00")
+
+    assert [(r.status, r.rows) for r in first] == [("ok", 2)] and [(r.status, r.rows) for r in second] == [("ok", 2)]
+    source_only = [q for q in at_first if q == f"SELECT id, price FROM {isolated}_raw.items"]
+    # once by the plan's validation, once by the build (creating the table and writing it share it)
+    assert len(source_only) == 2, at_first
+    assert not [q for q in at_first if q.endswith("LIMIT 1")], "a table created by this call is known to be empty"
+    assert [q for q in statements if q.endswith("LIMIT 1")], "a later run asks whether the table holds rows"
+    _assert_table(spark, name, "id INT, price INT, valid_from TIMESTAMP, valid_to TIMESTAMP", [
+        [1, 10, "1970-01-01 00:00:00", None], [2, 20, "1970-01-01 00:00:00", "2020-01-03 00:00:00"],
+        [2, 25, "2020-01-03 00:00:00", None]])
+
+
 # --- Parquet: atomic generations ------------------------------------------------------------------------------------
 
 

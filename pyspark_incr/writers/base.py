@@ -65,7 +65,7 @@ class BuildContext:
         found = self._described()
         if found is not None and found.provider in tables.CATALOG_SCHEMAS:
             return found.schema
-        if self.model.pre_statements or self.model.post_statements:
+        if self.has_statements:
             return self.spark.table(self.table_sql).schema
         return self._read_schema
 
@@ -85,7 +85,7 @@ class BuildContext:
     def _described(self) -> tables.Described | None:
         """What the catalog says of the table, asked once per model and call once the table exists (its format,
         schema and directory in one metastore query); each time when the model has pre/post-statements."""
-        if self.model.pre_statements or self.model.post_statements:
+        if self.has_statements:
             return tables.described(self.spark, self.table)
         found = self.__dict__.get("_catalog_entry")
         if found is None:
@@ -106,6 +106,16 @@ class BuildContext:
                 pushdown=self.source_filters(interval), context=self.model.context,
             )
         return conformed(query, self.conform) if self.conform else query
+
+    @cached_property
+    def memo(self) -> dict[Any, Any]:
+        """What a writer works out once per model and call and keeps for its next step (the record is frozen)."""
+        return {}
+
+    @property
+    def has_statements(self) -> bool:
+        """True when the model runs pre/post-statements, which may change what a query or the table shows."""
+        return bool(self.model.pre_statements or self.model.post_statements)
 
     @cached_property
     def python_views(self) -> dict[tuple[int, int], str]:

@@ -60,10 +60,20 @@ class Scd2ByTimeWriter(TableWriter):
                 f"{', '.join(scd2_spec.TIME_TYPES)}")
 
     def spec(self, ctx: BuildContext, interval: Interval) -> tuple[scd2_spec.Scd2Spec, exp.Query]:
-        """The model's SCD spec for its query's columns, and the query rendered for ``interval``."""
+        """The model's SCD spec for its query's columns, and the query rendered for ``interval``.
+
+        The query is analysed once per call (creating the table and writing it render the same text), unless
+        the model has pre/post-statements, which may change what it reads in between.
+        """
         query = ctx.query(interval)
-        analysed = ctx.dataframe(query)
-        return scd2_spec.Scd2Spec.of(ctx.model, analysed.columns, dict(analysed.dtypes)), query
+        key = ("scd2 spec", query.sql("spark"))
+        spec = ctx.memo.get(key)
+        if spec is None:
+            analysed = ctx.dataframe(query)
+            spec = scd2_spec.Scd2Spec.of(ctx.model, analysed.columns, dict(analysed.dtypes))
+            if not ctx.has_statements:
+                ctx.memo[key] = spec
+        return spec, query
 
     def output(self, ctx: BuildContext, interval: Interval) -> Any:
         """The table's shape: the query's columns (``updated_at`` as the time type), valid_from, valid_to."""
@@ -73,7 +83,7 @@ class Scd2ByTimeWriter(TableWriter):
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         """Merge the source's current rows into the history; the number of rows closed and added."""
         spec, query = self.spec(ctx, interval)
-        empty = not ctx.spark.sql(ddl.any_row(ctx.table)).collect()
+        empty = _empty(ctx)
         parts = self.partition_columns(ctx.model)
         if ctx.table_format != formats.DELTA and not parts and not empty:
             return _rewrite_table(ctx, scd2_sql.next_version_query(spec, query, ctx.table, ctx.execution_ms))
@@ -94,6 +104,16 @@ class Scd2Writer(Scd2ByTimeWriter):
 @register
 class Scd2ByColumnWriter(Scd2ByTimeWriter):
     kind: ClassVar[str] = "SCD_TYPE_2_BY_COLUMN"
+
+
+def _empty(ctx: BuildContext) -> bool:
+    """Whether the table holds no row: known without a query for the first write into a table this call created
+    (a Spark job saved on every first load), unless pre/post-statements ran, which may have written into it."""
+    first = not ctx.memo.get("scd2 written")
+    ctx.memo["scd2 written"] = True
+    if ctx.rebuild and first and not ctx.has_statements:
+        return True
+    return not ctx.spark.sql(ddl.any_row(ctx.table)).collect()
 
 
 def _merge(ctx: BuildContext, spec: scd2_spec.Scd2Spec, changes: exp.Query) -> int | None:
@@ -140,10 +160,10 @@ def _rewrite_table(ctx: BuildContext, next_version: exp.Query) -> int:
     spark = ctx.spark
     staged = None
     try:
-        table = spark.table(ctx.table_sql)
+        schema = ctx.table_schema  # asked of the catalog once per call, with the table's root
         version, rows = tables.counted(ctx.dataframe(next_version), scd2_sql.ACTION)
-        staged = generations.stage(spark, ctx.table, version.select(*[ident(c) for c in table.columns]), (),
-                                   formats.storage(ctx.model), table_schema=table.schema)
+        staged = generations.stage(spark, ctx.table, version.select(*[ident(c) for c in schema.fieldNames()]), (),
+                                   formats.storage(ctx.model), table_schema=schema, root=ctx.table_root)
         written = rows()
         if written:
             generations.publish(spark, ctx.table, staged, ())
