@@ -59,6 +59,20 @@ def test_compaction_folds_settled_files_into_one_keeping_coverage(spark, isolate
     assert rows.num_rows == 1 + 2 + 1, "db.a: a reset and two ranges; db.b: its reset only"
 
 
+def test_deciding_whether_to_compact_lists_every_state_table_in_one_call(spark, isolated, monkeypatch):
+    from pyspark_incr.state import files
+
+    store = StateStore(spark)
+    store.append(t.INTERVALS, [t.interval_row("db.t", "f", "db.m", 0, DAY, "add", "r")])
+    asked = []
+    for name in ("listing", "listings"):
+        monkeypatch.setattr(files, name, lambda *a, _real=getattr(files, name), _name=name: (asked.append(_name),
+                                                                                           _real(*a))[1])
+
+    assert compact.compact_all(spark, store.schema, threshold=6) == {}
+    assert asked == ["listings"], "one JVM call for all five tables, as a writing call asks after it wrote"
+
+
 def test_rows_younger_than_the_settling_time_are_not_folded(spark, isolated):
     _history(spark, "db.a", [("add", d, d + 1) for d in range(5)])
     _history(spark, "db.a", [("remove", 0, 5)], seq0=time.time_ns())  # just now: an append may still be landing

@@ -39,7 +39,7 @@ from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
 from pyspark_incr.state import files as state_files
 from pyspark_incr.state.store import (
-    APPEND_PREFIX, file_cache, fold_intervals, table_location, write_rows,
+    APPEND_PREFIX, file_cache, fold_intervals, table_location, table_root, write_rows,
 )
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
@@ -63,8 +63,9 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     limit = max(2, threshold if threshold is not None else int(setting(spark, STATE_COMPACT_FILES)))
     done = {}
     left = runtime(spark).compacted
+    every = _listed_together(spark, schema)
     for table in t.ALL_TABLES:
-        listed = data_files(spark, schema, table.name)
+        listed = every.get(table.name, {})
         key = (schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
         if len(listed) >= limit and len(listed) >= left.get(key, 0) + limit // 2:
@@ -88,7 +89,7 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, int] 
     ``files``: the table's data files as :func:`data_files` lists them (listed now when None).
     """
     files = files if files is not None else data_files(spark, schema, table.name)
-    root = table_location(spark, schema, table.name).toString()
+    root = table_root(spark, schema, table.name)
     rows = _rows_by_file(spark, schema, root, table, files)
     cutoff_ms = (now_ms if now_ms is not None else int(time.time() * 1000)) - SETTLED_MS
     prefix = settled_prefix(rows, cutoff_ms * 1_000_000) if "seq" in table.schema.names else set(files)
@@ -156,8 +157,16 @@ def settled_prefix(rows: pa.Table, cutoff_seq: int) -> set[str]:
 
 def data_files(spark: Any, schema: str, name: str) -> dict[str, int]:
     """A state table's data files: name -> bytes; empty without any."""
-    path = table_location(spark, schema, name)
-    return (state_files.listing(spark, path.toString()) or {}) if path is not None else {}
+    root = table_root(spark, schema, name)
+    return (state_files.listing(spark, root) or {}) if root is not None else {}
+
+
+def _listed_together(spark: Any, schema: str) -> dict[str, dict[str, int]]:
+    """:func:`data_files` of every state table, listed in one call into the JVM (each is asked after every call
+    that wrote state)."""
+    roots = {table.name: root for table in t.ALL_TABLES if (root := table_root(spark, schema, table.name))}
+    listed = state_files.listings(spark, list(roots.values()))
+    return {name: found or {} for name, found in zip(roots, listed)}
 
 
 def _delete(spark: Any, file: str) -> None:

@@ -37,6 +37,29 @@ def listing(spark: Any, root: str) -> dict[str, int] | None:
     return {name: int(size) for name, size in (line.split("\t") for line in text.splitlines())}
 
 
+def listings(spark: Any, roots: list[str]) -> list[dict[str, int] | None]:
+    """:func:`listing` of each of ``roots``, in that order, in one call into the JVM.
+
+    >>> class StateFiles:
+    ...     def listEach(self, session, dirs): return "=\\na\\t3\\nb\\t4\\n?\\n=\\n"
+    >>> import pyspark_incr.state.files as f; real, f.shim_class = f.shim_class, lambda s, n: StateFiles()
+    >>> try: listings(type("S", (), {"_jsparkSession": None})(), ["/x", "/y", "/z"])
+    ... finally: f.shim_class = real
+    [{'a': 3, 'b': 4}, None, {}]
+    """
+    if not roots:
+        return []
+    text = shim_class(spark, "StateFiles").listEach(spark._jsparkSession, "\n".join(roots))
+    out: list[dict[str, int] | None] = []
+    for line in text.splitlines():
+        if "\t" not in line:  # a directory's header: = listed below, ? missing
+            out.append(None if line == "?" else {})
+            continue
+        name, size = line.split("\t")
+        out[-1][name] = int(size)
+    return out
+
+
 def encode(rows: pa.Table) -> bytes:
     """``rows`` as one Parquet file, in the types Spark reads back as the table's own."""
     sink = io.BytesIO()
