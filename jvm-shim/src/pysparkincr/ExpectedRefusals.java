@@ -48,8 +48,10 @@ final class ExpectedRefusals {
 
   private static synchronized void install() {
     try {
-      if (!(LogManager.getContext(false) instanceof LoggerContext)) return;
-      LoggerContext context = (LoggerContext) LogManager.getContext(false);
+      // asked on every publish: one context lookup (a walk of the caller's stack), not two
+      org.apache.logging.log4j.spi.LoggerContext current = LogManager.getContext(false);
+      if (!(current instanceof LoggerContext)) return;
+      LoggerContext context = (LoggerContext) current;
       Configuration config = context.getConfiguration();
       if (config == filtered) return;
       LoggerConfig found = config.getLoggerConfig(HIVE_CLIENT);
