@@ -123,6 +123,7 @@ def profiled(tool: Incr, name: str, action) -> None:
     text = io.StringIO(f"# incr.run ({name}) with {CONCURRENCY}=1, in the thread executing the procedure\n")
     text.seek(0, io.SEEK_END)
     pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(20)
+    OUT.mkdir(exist_ok=True)
     path = OUT / f"breakdown-profile-{name}.txt"
     path.write_text(text.getvalue())
     profiler.dump_stats(path.with_suffix(".prof"))  # the whole profile, for pstats or snakeviz

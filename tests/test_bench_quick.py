@@ -61,3 +61,15 @@ def test_quick_prints_the_scd2_rows_and_their_ratios_when_timed(capsys):
 
     assert "| f0: SCD2 first load (one sample) | 2000 | 2600 | 1.30 |" in out
     assert "| f: SCD2 one snapshot | 2500 | 3300 | 1.32 |" in out
+
+
+def test_quick_prints_the_repeated_first_loads_against_the_plain_and_the_deduplicating_hand_written_one(capsys):
+    quick = load("quick")
+    samples = {**SAMPLES, "f0w incr": [1800.0, 1500.0, 1600.0], "f0w bare": [600.0, 500.0, 800.0],
+               "f0w dedup": [1000.0, 1200.0, 1100.0]}
+
+    quick.report(samples, max_ratio=None, max_noop_ms=None)
+    out = capsys.readouterr().out
+
+    assert "| f0 again, warm (median of 3) | 600 | 1600 | 2.67 |" in out
+    assert "| f0 again, against a hand-written first load keeping one row per key | 1100 | 1600 | 1.45 |" in out
