@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
-import sqlglot
 from sqlglot import exp
 from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_parse_error
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
-from pyspark_incr.model import blueprints, python_model
+from pyspark_incr.model import blueprints, python_api, python_model
 
 
 def function(model: Any) -> Callable[..., Any]:
@@ -50,7 +50,7 @@ def rows(model: Any, spark: Any, tables: dict[str, Any], start_ms: int, end_ms: 
     where = f"model {model.name}"
     variables = (python_model.stored(model.context).get("variables") or {})
     func = function(model)
-    context = python_model.ExecutionContext(spark, tables, variables, python_model.stored(model.context).get(blueprints.KEY))
+    context = python_api.ExecutionContext(spark, tables, variables, python_model.stored(model.context).get(blueprints.KEY))
     frames = []
     try:
         out = func(context, **arguments(func, start_ms, end_ms, execution_ms, variables))

@@ -27,6 +27,10 @@ from pyspark_incr.model import statements as model_statements
 from pyspark_incr.writers import docs, formats, generations, python_rows, tables
 
 
+#: :attr:`BuildContext.memo`'s key of the table's catalog entry.
+_CATALOG_ENTRY = "catalog entry"
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """One model version in one environment, ready to be built."""
@@ -87,11 +91,11 @@ class BuildContext:
         schema and directory in one metastore query); each time when the model has pre/post-statements."""
         if self.has_statements:
             return tables.described(self.spark, self.table)
-        found = self.__dict__.get("_catalog_entry")
+        found = self.memo.get(_CATALOG_ENTRY)
         if found is None:
             found = tables.described(self.spark, self.table)
             if found is not None:  # a table not created yet is asked again once it is
-                self.__dict__["_catalog_entry"] = found  # cached as cached_property caches, on a frozen record
+                self.memo[_CATALOG_ENTRY] = found
         return found
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
