@@ -64,6 +64,16 @@ def stored_table(name: str) -> exp.Table:
     return exp.to_table(name, dialect="spark")
 
 
+def stored_schema(name: str) -> str:
+    """The schema of a table name as state rows hold it (:func:`stored_table`), without building the table.
+
+    >>> stored_schema("`p`.`s__t__01`"), stored_schema("`p``q`.`t`")
+    ('p', 'p`q')
+    """
+    found = _QUOTED_PAIR.fullmatch(name)
+    return found[1] if found else exp.to_table(name, dialect="spark").db
+
+
 def literal(text: str) -> str:
     """A Spark SQL string literal, ``${`` written ``$\\{`` so Spark's variable substitution leaves it alone.
 

@@ -105,11 +105,24 @@ def test_a_warm_run_with_nothing_due_issues_no_spark_statement_no_job_and_a_doze
     assert rows == []
     assert len(counts.statements) == 1, f"only the CALL itself: {counts.statements}"
     assert counts.jobs == 0
-    # 12 are the CALL's own (statement, callback, rows); 4 the run's: the two state tables listed (what another
-    # application wrote is seen), the physical and view schemas listed (a dropped table is rebuilt); the
-    # session's id and settings come with the call (before: six more round trips); none per model (before: the
-    # run's own were 23 for one model, and 3 more for each other)
-    assert counts.round_trips <= 16, counts.round_trips
+    # 12 are the CALL's own (statement, callback, rows); 3 the run's: the two state tables listed (what another
+    # application wrote is seen), the physical and view schemas listed together (a dropped table is rebuilt);
+    # the session's id and settings come with the call (before: six more round trips); none per model (before:
+    # the run's own were 23 for one model, and 3 more for each other)
+    assert counts.round_trips <= 15, counts.round_trips
+
+
+def test_several_schemas_are_listed_in_one_jvm_call_and_a_schema_that_does_not_exist_has_no_tables(spark, project):
+    from pyspark_incr.writers import tables
+
+    _, db = project
+
+    with counted(spark) as counts:
+        found = tables.names_in_each(spark, [db, "no_such_schema_anywhere", db])
+
+    assert counts.round_trips == 1
+    assert found == {db: tables.names_in(spark, db), "no_such_schema_anywhere": set()}
+    assert DAILY in found[db], "the project's views are listed"
 
 
 def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_one_round_trip(spark, project):
@@ -120,7 +133,7 @@ def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_o
     rows, counts = _run(spark, "2024-03-01 12:00:00")
 
     assert rows == []
-    # 30: the warm call's 16, the state tables' columns and directories asked in one call, the two state tables'
+    # 30: the warm call's 15, the state tables' columns and directories asked in one call, the two state tables'
     # files read (before: 279, a dozen round trips and two metastore queries for each of the five state tables)
     assert counts.round_trips <= 45, counts.round_trips
 

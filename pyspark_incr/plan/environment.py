@@ -43,10 +43,17 @@ def table_for(model_name: str, env: str) -> exp.Table:
     >>> table_for("sales.daily", "prod").sql("spark"), table_for("sales.daily", "dev").sql("spark")
     ('`sales`.`daily`', '`sales__dev`.`daily`')
     """
-    schema, name = model_name.split(".")
-    if env != PROD:
-        schema = f"{schema}__{env}"
-    return exp.table_(name, db=schema, quoted=True)
+    return exp.table_(model_name.split(".")[1], db=schema_for(model_name, env), quoted=True)
+
+
+def schema_for(model_name: str, env: str) -> str:
+    """The schema of :func:`table_for` (no table built: a plan asks it of every model).
+
+    >>> schema_for("sales.daily", "prod"), schema_for("sales.daily", "dev")
+    ('sales', 'sales__dev')
+    """
+    schema = model_name.split(".")[0]
+    return schema if env == PROD else f"{schema}__{env}"
 
 
 def physical_table(model_name: str, version: str, schema: str) -> exp.Table:

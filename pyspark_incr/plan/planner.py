@@ -20,7 +20,7 @@ from pyspark_incr.intervals.batching import covering
 from pyspark_incr.errors import IncrError
 from pyspark_incr.plan import auto_restatement, forward, readiness, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
-from pyspark_incr.plan.environment import PROD, physical_table, table_for
+from pyspark_incr.plan.environment import PROD, physical_table, schema_for, table_for
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
     ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
 )
@@ -29,7 +29,7 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
-from pyspark_incr.sqltext import stored_table
+from pyspark_incr.sqltext import stored_schema, stored_table
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
 
@@ -354,10 +354,18 @@ class _Context:
         return table.name.lower() in self._tables_in(table.db)
 
     def _tables_in(self, schema: str) -> set[str]:
-        """Table names of ``schema``, listed once per plan (one catalog call, not one per model)."""
+        """Table names of ``schema``, listed once per plan (one catalog call, not one per model); the first
+        listing takes every schema the environment's tables and views are in, in one JVM call."""
         if schema not in self._listed:
-            self._listed[schema] = tables.names_in(self.spark, schema)
+            wanted = [schema] if self._listed else [schema, *self._schemas_held()]
+            self._listed.update(tables.names_in_each(self.spark, wanted))
         return self._listed[schema]
+
+    def _schemas_held(self) -> list[str]:
+        """The schemas of the environment's physical tables and of its models' views: what a plan asks of."""
+        building = [name for name, m in self.known.items() if m.kind.builds_object]
+        held = {stored_schema(e.table_name) for name in building if (e := self.current.get(name)) and e.table_name}
+        return sorted(held | {schema_for(name, self.env) for name in building})
 
 
 def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:
