@@ -17,7 +17,9 @@ their ms, and the Spark jobs and SQL executions (from Spark's status stores) tha
 phase, with their ms. ``call`` is the client's whole ``spark.sql("CALL ...").collect()``. Then it runs a
 no-op and a daily run under cProfile (in the thread that executes the procedure) and writes the top 20
 (cumulative) to ``bench/out/breakdown-profile-<run>.txt`` (the whole profile beside it, ``.prof``); every
-figure goes to ``bench/out/breakdown.json``.
+figure goes to ``bench/out/breakdown.json``. Last, a few daily runs each after 1.5 s of idle (what
+compare.sh's lockstep leaves between a contender's steps) are timed JVM call by JVM call: per method the
+calls and ms a run spent in it (``catalog``'s metastore reads, the write, the publish ...).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import os
 import pstats
 import statistics
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +49,9 @@ from pyspark_incr import timings  # noqa: E402
 from pyspark_incr.config import CONCURRENCY  # noqa: E402
 
 COLUMNS = ("wall ms", "self ms", "n", "stmts", "stmt ms", "jobs", "job ms", "sqls", "sql ms")
+#: Daily runs timed round trip by round trip, each after IDLE_S seconds without work (as compare.sh's lockstep
+#: leaves a contender between its steps: every JVM call is slower then than back to back).
+TRIP_ROUNDS, IDLE_S = 3, 1.5
 
 
 def phase_rows(profile: timings.Profile, work: list[spark_work.Work]) -> dict[str, dict[str, float]]:
@@ -130,6 +137,45 @@ def profiled(tool: Incr, name: str, action) -> None:
     print(f"# cProfile of the {name} run: {path}", file=sys.stderr)
 
 
+@contextmanager
+def round_trips():
+    """The py4j commands the procedure sends inside the block, as (method, ms): those of any thread but the
+    caller's own (its CALL statement, which holds them all), proxies' releases left out."""
+    from py4j.clientserver import ClientServerConnection
+
+    sent: list[tuple[str, float]] = []
+    send, caller = ClientServerConnection.send_command, threading.get_ident()
+
+    def timed_send(connection, command, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return send(connection, command, *args, **kwargs)
+        finally:
+            if threading.get_ident() != caller and not command.startswith("m\nd\n"):
+                parts = command.split("\n")
+                method = parts[2] if parts[0] == "c" and len(parts) > 2 else f"({parts[0]})"
+                sent.append((method, (time.perf_counter() - started) * 1000))
+
+    ClientServerConnection.send_command = timed_send
+    try:
+        yield sent
+    finally:
+        ClientServerConnection.send_command = send
+
+
+def trips_table(title: str, samples: list[list[tuple[str, float]]], top: int = 10) -> str:
+    """Per JVM method: the median count and ms of a call over the samples, the costliest first."""
+    methods = {m for sample in samples for m, _ in sample}
+    rows = {m: (statistics.median(sum(1 for n, _ in s if n == m) for s in samples),
+                statistics.median(sum(ms for n, ms in s if n == m) for s in samples)) for m in methods}
+    lines = [f"\n## {title}", "method".ljust(24) + "calls".rjust(9) + "ms".rjust(9),
+             "(all)".ljust(24) + f"{statistics.median(len(s) for s in samples):.0f}".rjust(9)
+             + f"{statistics.median(sum(ms for _, ms in s) for s in samples):.1f}".rjust(9)]
+    for method, (n, ms) in sorted(rows.items(), key=lambda r: -r[1][1])[:top]:
+        lines.append(method[:24].ljust(24) + f"{n:.0f}".rjust(9) + f"{ms:.1f}".rjust(9))
+    return "\n".join(lines)
+
+
 def built(spark, tool: Incr) -> int | None:
     """The newest day the model of compare.sh's a holds (None: not built in this catalog)."""
     if not spark.catalog.tableExists(tool.output("a")):
@@ -163,7 +209,7 @@ def main() -> None:
         tool.reset("a")
         tool.backfill("a", spec.days)
         newest = spec.days - 1
-    if newest + 2 + args.rounds + 2 >= spec.days + spec.extra_days:
+    if newest + 2 + args.rounds + 2 + TRIP_ROUNDS >= spec.days + spec.extra_days:
         raise SystemExit("the data ends before the runs would: run again without --keep")
     for _ in range(2):  # warm-up: a daily run and a no-op compile their paths once
         newest += 1
@@ -193,7 +239,17 @@ def main() -> None:
     for title, rows in results.items():
         print(table(f"{title}: medians of {args.rounds}", rows))
     profiled(tool, "noop", lambda: tool.run("a", newest))
-    profiled(tool, "daily", lambda: tool.run("a", newest + 1))
+    newest += 1
+    profiled(tool, "daily", lambda: tool.run("a", newest))
+    trips = []
+    for _ in range(TRIP_ROUNDS):
+        newest += 1
+        time.sleep(IDLE_S)
+        with round_trips() as sent:
+            tool.run("a", newest)
+        trips.append(sent)
+    print(trips_table(f"daily run, each after {IDLE_S} s idle: JVM round trips by method, medians of {TRIP_ROUNDS}",
+                      trips))
     OUT.mkdir(exist_ok=True)
     (OUT / "breakdown.json").write_text(json.dumps({"rows": spec.rows, "rounds": args.rounds, "at": time.time(),
                                                     "results": results}, indent=1))

@@ -73,3 +73,17 @@ def test_quick_prints_the_repeated_first_loads_against_the_plain_and_the_dedupli
 
     assert "| f0 again, warm (median of 3) | 600 | 1600 | 2.67 |" in out
     assert "| f0 again, against a hand-written first load keeping one row per key | 1100 | 1600 | 1.45 |" in out
+
+
+def test_breakdown_sums_each_jvm_methods_round_trips_per_run_and_takes_their_median():
+    breakdown = load("breakdown")
+    runs = [[("describe", 20.0), ("save", 300.0), ("tableNames", 2.0), ("tableNames", 3.0)],
+            [("describe", 30.0), ("save", 280.0), ("tableNames", 4.0), ("tableNames", 4.0)],
+            [("describe", 25.0), ("save", 320.0), ("tableNames", 1.0), ("tableNames", 2.0)]]
+
+    lines = breakdown.trips_table("daily", runs).strip().splitlines()
+
+    assert lines[0] == "## daily"
+    assert lines[2].split() == ["(all)", "4", "325.0"], "the median run's count and ms"
+    assert [line.split()[0] for line in lines[3:]] == ["save", "describe", "tableNames"], "the costliest first"
+    assert lines[5].split() == ["tableNames", "2", "5.0"], "a method's calls within a run are summed"

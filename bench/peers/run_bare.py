@@ -71,9 +71,9 @@ class Bare(Tool):
     def _scd2(self, snapshot: int) -> None:
         table = self.output("f")
         now = f"TIMESTAMP '{day_start(snapshot + 1):%Y-%m-%d %H:%M:%S}'"
-        location = Path(self.home, "scd2", uuid.uuid4().hex)
         if not self.spark.catalog.tableExists(table):
             return self.first_load(table)
+        location = Path(self.home, "scd2", uuid.uuid4().hex)
         same = " AND ".join(f"cur.{c} <=> src.{c}" for c in SCD2_COLUMNS)
         columns = ", ".join(f"src.{c}" for c in ("item_id", *SCD2_COLUMNS))
         old_columns = ", ".join(f"cur.{c}" for c in ("item_id", *SCD2_COLUMNS))
