@@ -225,3 +225,18 @@ def _noting(function, asked: list[str], name: str):
         asked.append(name)
         return function(*args, **kwargs)
     return noted
+
+
+def test_a_listing_of_several_schemas_keeps_names_holding_line_breaks_other_than_newline(monkeypatch):
+    from pyspark_incr.writers import tables
+
+    class Reads:
+        @staticmethod
+        def tableNamesIn(session, dbs):
+            assert dbs == "a\nb"
+            return "a\tx\ry\nb\tZ\n"
+
+    monkeypatch.setattr(tables, "shim_class", lambda spark, name: Reads)
+    spark = type("Spark", (), {"_jsparkSession": None})()
+
+    assert tables.names_in_each(spark, ["a", "b", "a"]) == {"a": {"x\ry"}, "b": {"z"}}

@@ -45,9 +45,10 @@ def names_in_each(spark: Any, schemas: Iterable[str]) -> dict[str, set[str]]:
     if not wanted:
         return found
     text = shim_class(spark, "CatalogReads").tableNamesIn(spark._jsparkSession, "\n".join(wanted))
-    for line in text.splitlines():
-        schema, _, name = line.partition("\t")
-        found[schema].add(name.lower())
+    for line in text.split("\n"):  # not splitlines: a name may hold other line breaks (\r, \x1c ...)
+        schema, tab, name = line.partition("\t")
+        if tab:
+            found[schema].add(name.lower())
     return found
 
 

@@ -131,7 +131,7 @@ public final class CatalogReads {
    * queries), the external catalog's checks the schema first (two); a schema that does not exist
    * simply has no tables.
    */
-  public static String tableNames(SparkSession session, String db) {
+  public static String tableNames(SparkSession session, String db) throws Exception {
     StringBuilder out = new StringBuilder();
     for (String name : listed(session, db)) out.append(name).append('\n');
     return out.toString();
@@ -143,7 +143,7 @@ public final class CatalogReads {
    * where a round trip each costs more than the listing after a second of idle (its metastore
    * query runs while the first one's code is still warm).
    */
-  public static String tableNamesIn(SparkSession session, String dbs) {
+  public static String tableNamesIn(SparkSession session, String dbs) throws Exception {
     StringBuilder out = new StringBuilder();
     for (String db : dbs.split("\n")) {
       if (db.isEmpty()) continue;
@@ -152,14 +152,20 @@ public final class CatalogReads {
     return out.toString();
   }
 
-  private static List<String> listed(SparkSession session, String db) {
+  /**
+   * The schema's table names; none when it does not exist (Hive's client lists none, another catalog
+   * refuses with an AnalysisException). Any other failure is raised: a metastore that did not answer
+   * must not read as a schema whose tables are all gone (a plan would rebuild every one of them).
+   */
+  private static List<String> listed(SparkSession session, String db) throws Exception {
     String schema = db.toLowerCase(java.util.Locale.ROOT);
     ExternalCatalog catalog = session.sharedState().externalCatalog().unwrapped();
     try {
       return CollectionConverters.asJava(catalog instanceof HiveExternalCatalog
           ? ((HiveExternalCatalog) catalog).client().listTables(schema) : catalog.listTables(schema));
-    } catch (Exception missingSchema) {
-      return List.of();
+    } catch (Exception e) {
+      if (e instanceof org.apache.spark.sql.AnalysisException) return List.of(); // no such schema
+      throw e;
     }
   }
 }
