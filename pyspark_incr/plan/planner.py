@@ -20,7 +20,8 @@ from pyspark_incr.intervals.batching import covering
 from pyspark_incr.errors import IncrError
 from pyspark_incr.plan import auto_restatement, forward, readiness, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
-from pyspark_incr.plan.environment import PROD, physical_table, schema_for, table_for
+from pyspark_incr.plan.environment import PROD, physical_table, table_for
+from pyspark_incr.plan.listing import Listing
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
     ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
 )
@@ -29,9 +30,9 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
-from pyspark_incr.sqltext import stored_schema, stored_table
+from pyspark_incr.sqltext import stored_table
 from pyspark_incr.state.store import EnvEntry, StateStore
-from pyspark_incr.writers import BuildContext, can_build, tables, writer_for
+from pyspark_incr.writers import BuildContext, can_build, writer_for
 
 
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
@@ -107,7 +108,8 @@ class _Context:
         self._physical_schema = physical_schema
         self.coverage = store.coverage()
         self.hashes: dict[str, str] = {}
-        self._listed: dict[str, set[str]] = {}
+        #: Which tables and views the catalog holds, listed once per plan.
+        self.listing = Listing(store.spark, env, known, current)
         #: Physical tables of the models planned so far.
         self._tables: dict[str, exp.Table | None] = {}
         #: Models planned so far whose data this plan changes (rebuilt, given batches, or reading such a model).
@@ -180,11 +182,11 @@ class _Context:
         concurrency, note = support.batch_concurrency(model)
         reason = _join(reason, note)
         view = self.view(model)
-        exists = model.kind.builds_object and self._listed_in(table)
+        exists = model.kind.builds_object and self.listing.has(table)
         if not exists and model.kind.builds_object and self._limited():
             # a version built only over the requested range must never be taken for a complete one
             table = forward.preview_table(model, fingerprint, self.env, self.physical_schema)
-            exists = self._listed_in(table)
+            exists = self.listing.has(table)
             reason = _join(reason, f"built only within start/end, in {table.sql('spark')}, a table of {self.env} only")
         self._tables[model.name] = table
         if exists and change in (ADDED, CHANGED) and (entry is None or table.sql("spark") != entry.table_name):
@@ -197,7 +199,7 @@ class _Context:
         plan = ModelPlan(model.name, model, change, reason, fingerprint, meta, source, table,
                          _effective_start(model, entry, self.window), rebuild=model.kind.builds_object and not exists,
                          table_exists=exists, batch_concurrency=concurrency, view=view,
-                         view_exists=view is not None and self._listed_in(view),
+                         view_exists=view is not None and self.listing.has(view),
                          previous_table=entry.table_name if entry and held else None, category=category, held=held,
                          conform=conform, previous=entry.parsed() if change in (CHANGED, METADATA) else None)
         if not can_build(model):
@@ -305,7 +307,7 @@ class _Context:
 
     def _schema_change(self, plan: ModelPlan) -> ModelPlan:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""
-        if any(not self._listed_in(t) for p in parents(plan.model, self._tables) if (t := self._tables[p]) is not None):
+        if any(not self.listing.has(t) for p in parents(plan.model, self._tables) if (t := self._tables[p]) is not None):
             return replace(plan, examine_at_build=True,
                            reason=_join(plan.reason, "its columns are compared once the models it reads are built"))
         change, conform, refused, warned = forward.examine(self._build_context(plan), writer_for(plan.model),
@@ -349,23 +351,6 @@ class _Context:
     def _limited(self) -> bool:
         """True for a plan outside prod that limits its backfill with start/end (a preview of recent data)."""
         return self.env != PROD and (self.window.start_ms is not None or self.window.end_ms is not None)
-
-    def _listed_in(self, table: exp.Table) -> bool:
-        return table.name.lower() in self._tables_in(table.db)
-
-    def _tables_in(self, schema: str) -> set[str]:
-        """Table names of ``schema``, listed once per plan (one catalog call, not one per model); the first
-        listing takes every schema the environment's tables and views are in, in one JVM call."""
-        if schema not in self._listed:
-            wanted = [schema] if self._listed else [schema, *self._schemas_held()]
-            self._listed.update(tables.names_in_each(self.spark, wanted))
-        return self._listed[schema]
-
-    def _schemas_held(self) -> list[str]:
-        """The schemas of the environment's physical tables and of its models' views: what a plan asks of."""
-        building = [name for name, m in self.known.items() if m.kind.builds_object]
-        held = {stored_schema(e.table_name) for name in building if (e := self.current.get(name)) and e.table_name}
-        return sorted(held | {schema_for(name, self.env) for name in building})
 
 
 def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:
