@@ -45,7 +45,7 @@ from common import START, Spec, generate, register_sources, session  # noqa: E40
 from run_incr import Incr, _with_incr  # noqa: E402
 
 import spark_work  # noqa: E402
-from pyspark_incr import timings  # noqa: E402
+from pyspark_incr import timings, trips  # noqa: E402
 from pyspark_incr.config import CONCURRENCY  # noqa: E402
 
 COLUMNS = ("wall ms", "self ms", "n", "stmts", "stmt ms", "jobs", "job ms", "sqls", "sql ms")
@@ -140,27 +140,12 @@ def profiled(tool: Incr, name: str, action) -> None:
 @contextmanager
 def round_trips():
     """The py4j commands the procedure sends inside the block, as (method, ms): those of any thread but the
-    caller's own (its CALL statement, which holds them all), proxies' releases left out."""
-    from py4j.clientserver import ClientServerConnection
-
-    sent: list[tuple[str, float]] = []
-    send, caller = ClientServerConnection.send_command, threading.get_ident()
-
-    def timed_send(connection, command, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return send(connection, command, *args, **kwargs)
-        finally:
-            if threading.get_ident() != caller and not command.startswith("m\nd\n"):
-                parts = command.split("\n")
-                method = parts[2] if parts[0] == "c" and len(parts) > 2 else f"({parts[0]})"
-                sent.append((method, (time.perf_counter() - started) * 1000))
-
-    ClientServerConnection.send_command = timed_send
-    try:
-        yield sent
-    finally:
-        ClientServerConnection.send_command = send
+    caller's own (its CALL statement, which holds them all)."""
+    caller = threading.get_ident()
+    picked: list[tuple[str, float]] = []
+    with trips.recorded() as sent:
+        yield picked
+    picked.extend((t.method, t.ms) for t in sent if t.thread != caller)
 
 
 def trips_table(title: str, samples: list[list[tuple[str, float]]], top: int = 10) -> str:

@@ -16,6 +16,8 @@ from chispa import assert_df_equality
 
 from conftest import call
 
+from pyspark_incr import trips
+
 DAYS = 4  # the backfill's batches (batch_size 1)
 
 
@@ -30,8 +32,6 @@ class Cost:
 @contextmanager
 def counted(spark):
     """Count, while the block runs: Spark jobs started, SQL executions, Hive client calls, py4j round trips."""
-    import py4j.clientserver as clientserver
-
     jvm = spark._jvm
     metrics = jvm.org.apache.spark.metrics.source.HiveCatalogMetrics
 
@@ -43,19 +43,10 @@ def counted(spark):
         return spark._jsparkSession.sharedState().statusStore().executionsCount()
 
     cost = Cost()
-    original = clientserver.ClientServerConnection.send_command
-
-    def send(self, command, *args, **kwargs):
-        if not command.startswith("m\nd\n"):  # py4j releasing a garbage-collected proxy: whenever Python's gc runs
-            cost.round_trips += 1
-        return original(self, command, *args, **kwargs)
-
     before = (jobs(), executions(), metrics.METRIC_HIVE_CLIENT_CALLS().getCount())
-    clientserver.ClientServerConnection.send_command = send
-    try:
+    with trips.recorded() as sent:
         yield cost
-    finally:
-        clientserver.ClientServerConnection.send_command = original
+    cost.round_trips = len(sent)
     cost.jobs = jobs() - before[0]
     cost.executions = executions() - before[1]
     cost.hive_calls = metrics.METRIC_HIVE_CLIENT_CALLS().getCount() - before[2]

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from chispa import assert_df_equality
 from sqlglot import exp
 
+from pyspark_incr import trips
 from pyspark_incr.writers import generations, tables
 
 
@@ -155,25 +156,6 @@ def test_publishing_over_partitions_the_table_has_logs_no_error(spark, isolated)
     assert "outside the publish" in log[0], "the Hive client's other errors are still logged"
 
 
-@contextmanager
-def _round_trips():
-    """py4j commands this thread sends inside the block (garbage-collected proxies' releases left out)."""
-    from py4j.clientserver import ClientServerConnection
-
-    sent, send, me = [], ClientServerConnection.send_command, threading.get_ident()
-
-    def counting(connection, command, *args, **kwargs):
-        if threading.get_ident() == me and not command.startswith("m\nd\n"):
-            sent.append(command.split("\n", 1)[0])
-        return send(connection, command, *args, **kwargs)
-
-    ClientServerConnection.send_command = counting
-    try:
-        yield sent
-    finally:
-        ClientServerConnection.send_command = send
-
-
 def test_a_builds_rows_are_counted_and_staged_in_four_round_trips(spark, isolated):
     table = _table(spark, isolated, "t")
     new = spark.createDataFrame([(6, "new", date(2024, 1, 6)), (7, "new", date(2024, 1, 7))], "k INT, v STRING, ds DATE")
@@ -181,10 +163,11 @@ def test_a_builds_rows_are_counted_and_staged_in_four_round_trips(spark, isolate
     # a process's first build looks the shim's class and methods up (a round trip each, once per process)
     generations.discard(spark, generations.stage(spark, table, tables.counted(new)[0], ("ds",)))
 
-    with _round_trips() as sent:
+    with trips.recorded() as recorded:
         counted, rows = tables.counted(new)
         staged = generations.stage(spark, table, counted, ("ds",), table_schema=schema, root=root, df_schema=schema)
         written = rows()
+    sent = [t.method for t in recorded if t.thread == threading.get_ident()]
 
     # PySpark's Observation and DataFrameWriter took 39 (a column built call by call, a call per option)
     assert len(sent) <= 4, sent

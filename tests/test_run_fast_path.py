@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 import pytest
 from conftest import call
 
+from pyspark_incr import trips
+
 #: Incremental models that are not due when the daily model is (a monthly cron).
 IDLE = 4
 DAILY = "daily"
@@ -52,28 +54,24 @@ class Counts:
 @contextmanager
 def counted(spark):
     """Count, on every thread, the statements, jobs and py4j commands of what runs inside."""
-    from py4j.clientserver import ClientServerConnection
     from pyspark.sql import SparkSession
 
     counts = Counts()
-    sql, send = SparkSession.sql, ClientServerConnection.send_command
+    sql = SparkSession.sql
 
     def counting_sql(session, query, *args, **kwargs):
         counts.statements.append(query)
         return sql(session, query, *args, **kwargs)
 
-    def counting_send(connection, command, *args, **kwargs):
-        if not command.startswith("m\nd\n"):  # py4j releasing a garbage-collected proxy: not the call's doing
-            counts.round_trips += 1
-        return send(connection, command, *args, **kwargs)
-
     scheduler = spark.sparkContext._jsc.sc().dagScheduler()
     first_job = scheduler.nextJobId()
-    SparkSession.sql, ClientServerConnection.send_command = counting_sql, counting_send
+    SparkSession.sql = counting_sql
     try:
-        yield counts
+        with trips.recorded() as sent:
+            yield counts
     finally:
-        SparkSession.sql, ClientServerConnection.send_command = sql, send
+        SparkSession.sql = sql
+    counts.round_trips = len(sent)
     counts.jobs = scheduler.nextJobId() - first_job
 
 
