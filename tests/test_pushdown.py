@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 
 import pytest
 from chispa import assert_df_equality
 
 from conftest import call as _call
+from pyspark_incr import trips
 from pyspark_incr.project.external import load_external_models
 
 WINDOWED = ("MODEL (name {name}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-12-30', cron '@daily');\n"
@@ -91,3 +93,28 @@ def test_external_models_yaml_refuses_a_format_without_a_time_column(tmp_path):
 
     with pytest.raises(Exception, match="time_column_format needs time_column"):
         load_external_models(tmp_path)
+
+
+def test_a_child_built_in_the_same_call_takes_its_parents_column_types_from_the_parents_build(spark, module_isolated):
+    db = f"{module_isolated}_pair"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    spark.range(6).selectExpr("DATE_ADD(DATE'2024-01-01', CAST(id DIV 2 AS INT)) AS ds", "id AS x") \
+        .write.format("parquet").saveAsTable(f"{db}.raw")  # not declared: the parent reads it whole
+    daily = "kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily', partitioned_by ds"
+    _call(spark, "create_model", definition=f"MODEL (name {db}.parent, {daily}); "
+                                            f"SELECT ds, x FROM {db}.raw WHERE ds BETWEEN @start_ds AND @end_ds")
+    _call(spark, "create_model", definition=f"MODEL (name {db}.child, {daily}); "
+                                            f"SELECT ds, x * 10 AS y FROM {db}.parent WHERE ds BETWEEN @start_ds AND @end_ds")
+    _call(spark, "apply", select=f"{db}.*", execution_time="2024-01-02 00:00:00")
+
+    with trips.recorded() as sent:
+        rows = _call(spark, "run", select=f"{db}.*", execution_time="2024-01-03 00:00:00")
+
+    assert sorted((r.model, r.action, r.status) for r in rows) == [(f"{db}.child", "build", "ok"),
+                                                                 (f"{db}.parent", "build", "ok")]
+    explained = {(r.item, r.name) for r in _call(spark, "explain", model=f"{db}.child", execution_time="2024-01-03 00:00:00")}
+    assert ("pushdown", f"{db}.parent") in explained  # the child's read of its parent is bounded ...
+    assert [t for t in sent if t.method == "table"] == []  # ... by a type nobody asked the catalog for again
+    expected = spark.createDataFrame([(date(2024, 1, d), x * 10) for d, x in ((1, 0), (1, 1), (2, 2), (2, 3))],
+                                     "ds DATE, y BIGINT")
+    assert_df_equality(spark.table(f"{db}.child").select("ds", "y"), expected, ignore_row_order=True, ignore_nullable=True)

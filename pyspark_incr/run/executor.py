@@ -81,6 +81,8 @@ class Executor:
         self._names = frozenset(m.name for m in plan.models)
         #: Model plans completed while building (a forward-only schema change examined after the parents).
         self._replanned: dict[str, ModelPlan] = {}
+        #: The catalog entries of the tables built so far (``BuildContext.described_by_call``).
+        self._described: dict = {}
 
     def execute(self) -> list[BatchResult]:
         """Run the plan; the results in plan order (models parents-first, each model's steps in time order)."""
@@ -153,7 +155,7 @@ class Executor:
             return
         ctx = BuildContext(self.spark, mp.model, mp.table, self.plan.window.execution_ms,
                            self.plan.table_map, self.plan.embedded, rebuild=mp.rebuild, conform=mp.conform,
-                           pushdown=mp.pushdown)
+                           pushdown=mp.pushdown, described_by_call=self._described)
         writer = writer_for(mp.model)
         started = time.monotonic()
         try:

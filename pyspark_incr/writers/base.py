@@ -49,6 +49,10 @@ class BuildContext:
     conform: tuple[tuple[str, str | None], ...] = ()
     #: Timeseries sources read only over the run window widened by their bound (time-sliced kinds).
     pushdown: tuple[Pushdown, ...] = ()
+    #: The catalog entries the call's builds described so far, by (schema, table) lowercased: one dict shared by
+    #: a call's builds, so a child reads its parent's entry (its time column's type, for the pushdown) from the
+    #: parent's build instead of asking the metastore and analysing the table again.
+    described_by_call: dict[tuple[str, str], tables.Described] = field(default_factory=dict)
 
     @property
     def table_sql(self) -> str:
@@ -96,6 +100,7 @@ class BuildContext:
             found = tables.described(self.spark, self.table)
             if found is not None:  # a table not created yet is asked again once it is
                 self.memo[_CATALOG_ENTRY] = found
+                self.described_by_call[_catalog_key(self.table)] = found
         return found
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
@@ -150,12 +155,20 @@ class BuildContext:
         for p in self.pushdown:
             table = self.table_map.get(p.source.name) or exp.to_table(p.source.name)
             try:
-                fields = {f.name.lower(): f for f in self.spark.table(table.sql("spark")).schema.fields}
+                fields = {f.name.lower(): f for f in self._schema_of(table).fields}
             except Exception:  # noqa: BLE001 - a parent not built yet: no filter, the query's analysis says why
                 continue
             if p.source.column.lower() in fields:
                 types[p.source.name] = fields[p.source.column.lower()].dataType.simpleString()
         return types
+
+    def _schema_of(self, table: exp.Table) -> Any:
+        """A source's read schema: from its build's catalog entry when this call built it (a model without
+        pre/post-statements, whose table nothing else alters while the call holds its claim), else read."""
+        entry = self.described_by_call.get(_catalog_key(table))
+        if entry is not None and entry.provider in tables.CATALOG_SCHEMAS:
+            return entry.schema
+        return self.spark.table(table.sql("spark")).schema
 
     @contextmanager
     def statements_around(self, interval: Interval | None) -> Iterator[None]:
@@ -322,6 +335,10 @@ def register(cls: type) -> type:
 
 def writer_for(model: Model) -> Writer:
     return WRITERS[model.kind.name]
+
+
+def _catalog_key(table: exp.Table) -> tuple[str, str]:
+    return table.db.lower(), table.name.lower()
 
 
 def first_line(e: Exception) -> str:
