@@ -22,6 +22,10 @@ dropped first, as compare.sh's f0), with a third contender: the hand-written fir
 per key (``ROW_NUMBER() ... = 1``), as SQLMesh's ``DISTINCT ON`` and pyspark-incr do, and the plain one
 does not (its source has one row per key; a snapshot in general need not).
 
+``--chain N`` adds compare.sh's e: both contenders backfill the chain of 50 models (set-up), then N
+interleaved rounds each build the next day through the chain; pyspark-incr's JVM round trips in each round
+are printed by method (calls per run, ms per model: what its bookkeeping adds to a model's write).
+
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
 """
@@ -42,6 +46,9 @@ from common import Spec, generate, point_items, register_sources, session  # noq
 from run_bare import Bare  # noqa: E402
 from run_incr import Incr, _at, _with_incr  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from breakdown import round_trips, trips_table  # noqa: E402
+
 DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
 #: The deduplicating hand-written first load's table (beside SideBare's).
 DEDUP_TABLE = "bare.items_scd2_dedup"
@@ -55,6 +62,9 @@ class SideBare(Bare):
 
     def output(self, workload: str) -> str:
         return super().output(workload).replace("bench.", "bare.", 1)
+
+    def objects(self, workload: str) -> list[str]:
+        return [name.replace("bench.", "bare.", 1) for name in super().objects(workload)]
 
     def step(self, action) -> None:
         """The bare job's own session setting around its step only (pyspark-incr runs without it)."""
@@ -81,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-noop-ms", type=float, help="fail when c's median is above this (ms)")
     parser.add_argument("--scd2", type=int, default=0, metavar="N",
                         help="also time the SCD type 2 first load and N snapshot rounds (f0, f)")
+    parser.add_argument("--chain", type=int, default=0, metavar="N",
+                        help="also time N interleaved rounds of the chain of 50's next day (e)")
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
@@ -118,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     bare.check("a", newest)
     if args.scd2:
         samples.update(scd2_rounds(incr, bare, args.scd2))
+    if args.chain:
+        samples.update(chain_rounds(incr, bare, args.chain))
     spark.stop()
     return report(samples, args.max_ratio, args.max_noop_ms)
 
@@ -139,6 +153,36 @@ def scd2_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[float
     incr.check("f", rounds)
     bare.check("f", rounds)
     samples.update(first_loads_again(incr, bare))
+    return samples
+
+
+def chain_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[float]]:
+    """``rounds`` interleaved next days of compare.sh's chain (e), after both backfill it; pyspark-incr's JVM
+    round trips of each run printed per model, by method."""
+    spec = incr.spec
+    for tool in (incr, bare):
+        tool.reset("e")
+    print(f"# the chain's backfill by both ({spec.chain} models, set-up, not timed)", file=sys.stderr)
+    incr.backfill("e", spec.days)
+    bare.step(lambda: bare.backfill("e", spec.days))
+    samples: dict[str, list[float]] = {"e incr": [], "e bare": []}
+    sent: list[list[tuple[str, float]]] = []
+    for k in range(rounds):
+        newest = spec.days + k
+
+        def incr_run() -> None:
+            with round_trips() as trips:
+                incr.run("e", newest)
+            sent.append(trips)
+
+        runs = [("e incr", incr_run), ("e bare", lambda: bare.step(lambda: bare.run("e", newest)))]
+        for name, action in runs if k % 2 == 0 else runs[::-1]:
+            samples[name].append(timed_ms(action))
+    incr.check("e", spec.days + rounds - 1)
+    bare.check("e", spec.days + rounds - 1)
+    per_model = [[(m, ms / spec.chain) for m, ms in s] for s in sent]
+    print(trips_table(f"e: pyspark-incr's JVM round trips by method, per run (calls) and per model (ms), "
+                      f"medians of {rounds}", per_model, top=15))
     return samples
 
 
@@ -177,7 +221,8 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
     print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
     if "call" in med:
         print(f"| floor: CALL incr.environments() | | {med['call']:.1f} | |")
-    for key, what in (("f0", "f0: SCD2 first load (one sample)"), ("f", "f: SCD2 one snapshot"),
+    for key, what in (("e", f"e: chain of 50, one new day (median of {len(samples.get('e incr', ()))})"),
+                      ("f0", "f0: SCD2 first load (one sample)"), ("f", "f: SCD2 one snapshot"),
                       ("f0w", "f0 again, warm (median of 3)")):
         if f"{key} incr" in med:
             bare_ms, incr_ms = med[f"{key} bare"], med[f"{key} incr"]

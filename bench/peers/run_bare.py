@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, Tool, chain_name, day, day_start, main,
+    CHAIN_FIRST_SQL, CHAIN_NEXT_SQL, DAILY_SQL, SCD2_COLUMNS, SCD2_SQL, Tool, day, day_start, main,
 )
 
 
@@ -61,11 +61,12 @@ class Bare(Tool):
             select = DAILY_SQL.format(start=start, end=end)
             self.spark.sql(f"INSERT OVERWRITE TABLE {self.output(workload)} PARTITION (ds) {select}")
             return
-        for k in range(1, self.spec.chain + 1):
-            select = (CHAIN_FIRST_SQL if k == 1 else CHAIN_NEXT_SQL).format(
-                start=start, end=end, parent=f"bench.{chain_name(k - 1)}")
+        chain = self.objects("e")
+        for k, table in enumerate(chain):
+            select = (CHAIN_NEXT_SQL.format(start=start, end=end, parent=chain[k - 1]) if k
+                      else CHAIN_FIRST_SQL.format(start=start, end=end))
             # the chain's columns are ordered (ds, bucket, ...) in the query and (bucket, ..., ds) in the table
-            self.spark.sql(f"INSERT OVERWRITE TABLE bench.{chain_name(k)} PARTITION (ds) "
+            self.spark.sql(f"INSERT OVERWRITE TABLE {table} PARTITION (ds) "
                            f"SELECT bucket, events, total, ds FROM ({select})")
 
     def _scd2(self, snapshot: int) -> None:
