@@ -46,7 +46,8 @@ class TimeRangeWriter(TableWriter):
 
     def write(self, ctx: BuildContext, interval: Interval) -> int | None:
         table_schema = ctx.table_schema
-        df, spark_type = self._output(ctx, interval, _column_type(table_schema, ctx.model.kind.time_column))
+        df, spark_type = self._output(ctx, interval, _column_type(table_schema, ctx.model.kind.time_column),
+                                      tuple(table_schema.names))
         if ctx.table_format == formats.DELTA:
             return self._write_delta(ctx, interval, df, spark_type)
         parts = self.partition_columns(ctx.model)
@@ -101,19 +102,24 @@ class TimeRangeWriter(TableWriter):
         """The query's rows for ``interval``, wrapped in the output filter."""
         return self._output(ctx, interval)[0]
 
-    def _output(self, ctx: BuildContext, interval: Interval, table_type: str | None = None) -> tuple[Any, str]:
+    def _output(self, ctx: BuildContext, interval: Interval, table_type: str | None = None,
+                columns: tuple[str, ...] = ()) -> tuple[Any, str]:
         """:meth:`output`, and the Spark type of its time column (read once: each read is a round trip).
 
         ``table_type``: the type of the table's time column, when it has one. The query is then analysed once,
         filtered on that type, which is the query's own in all but odd cases (checked: those, and a query Spark
-        refuses, take the way below, which says what is wrong).
+        refuses, take the way below, which says what is wrong). ``columns``: the table's, selected in its order
+        in that same statement (a DataFrame ``select`` after it costs a dozen round trips and an analysis).
         """
         kind = ctx.model.kind
         query = ctx.query(interval)
         if table_type is not None:
             try:
-                df = ctx.dataframe(output_filter(query, kind.time_column, interval, table_type,
-                                                 kind.time_column_format))
+                filtered = output_filter(query, kind.time_column, interval, table_type, kind.time_column_format)
+                if columns:
+                    filtered = filtered.select(*[exp.column(c, table=QUERY_ALIAS, quoted=True) for c in columns],
+                                               append=False)
+                df = ctx.dataframe(filtered)
                 if _column_type(df.schema, kind.time_column) == table_type:
                     return df, table_type
             except ModelQueryError:
