@@ -95,7 +95,7 @@ def test_external_models_yaml_refuses_a_format_without_a_time_column(tmp_path):
         load_external_models(tmp_path)
 
 
-def test_a_child_built_in_the_same_call_takes_its_parents_column_types_from_the_parents_build(spark, module_isolated):
+def test_a_calls_builds_describe_their_tables_in_one_jvm_call_and_a_child_reads_its_parents_types_there(spark, module_isolated):
     db = f"{module_isolated}_pair"
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
     spark.range(6).selectExpr("DATE_ADD(DATE'2024-01-01', CAST(id DIV 2 AS INT)) AS ds", "id AS x") \
@@ -115,6 +115,7 @@ def test_a_child_built_in_the_same_call_takes_its_parents_column_types_from_the_
     explained = {(r.item, r.name) for r in _call(spark, "explain", model=f"{db}.child", execution_time="2024-01-03 00:00:00")}
     assert ("pushdown", f"{db}.parent") in explained  # the child's read of its parent is bounded ...
     assert [t for t in sent if t.method == "table"] == []  # ... by a type nobody asked the catalog for again
+    assert [t.method for t in sent].count("describe") == 1  # both tables' entries, at the call's start
     expected = spark.createDataFrame([(date(2024, 1, d), x * 10) for d, x in ((1, 0), (1, 1), (2, 2), (2, 3))],
                                      "ds DATE, y BIGINT")
     assert_df_equality(spark.table(f"{db}.child").select("ds", "y"), expected, ignore_row_order=True, ignore_nullable=True)

@@ -208,14 +208,14 @@ def test_a_daily_build_asks_the_catalog_of_its_table_once(spark, project, monkey
 
     _, db = project
     asked = []
-    for module, name in ((tables, "described"), (tables, "location"), (formats, "existing")):
+    for module, name in ((tables, "described_each"), (tables, "location"), (formats, "existing")):
         monkeypatch.setattr(module, name, _noting(getattr(module, name), asked, name))
 
     rows, _ = _run(spark, "2024-03-05 00:30:00", select=f"{db}.{DAILY}")
 
     assert [(r.start.date().isoformat(), r.status) for r in rows] == [("2024-03-04", "ok")]
-    # its format, schema and directory from one metastore query (before: three, and an analysis of the table)
-    assert asked == ["described"]
+    # its format, schema and directory from one catalog call (before: three, and an analysis of the table)
+    assert asked == ["described_each"]
 
 
 def _noting(function, asked: list[str], name: str):

@@ -95,12 +95,12 @@ class BuildContext:
         schema and directory in one metastore query); each time when the model has pre/post-statements."""
         if self.has_statements:
             return tables.described(self.spark, self.table)
-        found = self.memo.get(_CATALOG_ENTRY)
+        found = self.memo.get(_CATALOG_ENTRY) or self.described_by_call.get(tables.catalog_key(self.table))
         if found is None:
             found = tables.described(self.spark, self.table)
             if found is not None:  # a table not created yet is asked again once it is
                 self.memo[_CATALOG_ENTRY] = found
-                self.described_by_call[_catalog_key(self.table)] = found
+                self.described_by_call[tables.catalog_key(self.table)] = found
         return found
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
@@ -165,7 +165,7 @@ class BuildContext:
     def _schema_of(self, table: exp.Table) -> Any:
         """A source's read schema: from its build's catalog entry when this call built it (a model without
         pre/post-statements, whose table nothing else alters while the call holds its claim), else read."""
-        entry = self.described_by_call.get(_catalog_key(table))
+        entry = self.described_by_call.get(tables.catalog_key(table))
         if entry is not None and entry.provider in tables.CATALOG_SCHEMAS:
             return entry.schema
         return self.spark.table(table.sql("spark")).schema
@@ -335,10 +335,6 @@ def register(cls: type) -> type:
 
 def writer_for(model: Model) -> Writer:
     return WRITERS[model.kind.name]
-
-
-def _catalog_key(table: exp.Table) -> tuple[str, str]:
-    return table.db.lower(), table.name.lower()
 
 
 def first_line(e: Exception) -> str:

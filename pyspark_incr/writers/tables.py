@@ -208,11 +208,27 @@ CATALOG_SCHEMAS = frozenset({"parquet", "hive"})
 
 def described(spark: Any, table: exp.Table) -> Described | None:
     """The catalog's :class:`Described` of ``table`` (one JVM call), None when it does not exist."""
-    found = json.loads(str(shim_class(spark, "CatalogReads").describe(spark._jsparkSession, table.db, table.name)))
-    entry = next(iter(found.values()), None)  # keyed by the catalog's spelling of the name
-    if entry is None:
-        return None
-    return Described(entry.get("provider"), entry["schema"], entry["location"])
+    return described_each(spark, [table]).get(catalog_key(table))
+
+
+def described_each(spark: Any, tables: list[exp.Table]) -> dict[tuple[str, str], Described]:
+    """The catalog's :class:`Described` of each of ``tables`` that exists, by :func:`catalog_key`: a JVM call and
+    two metastore queries per schema, whatever the number of tables (none for no tables)."""
+    names_by_schema: dict[str, list[str]] = {}
+    for table in tables:
+        names_by_schema.setdefault(table.db, []).append(table.name)
+    found: dict[tuple[str, str], Described] = {}
+    reads = shim_class(spark, "CatalogReads") if names_by_schema else None
+    for schema, names in names_by_schema.items():
+        reply = json.loads(str(reads.describe(spark._jsparkSession, schema, "\n".join(names))))
+        for name, entry in reply.items():  # keyed by the catalog's spelling of the name
+            found[(schema.lower(), name.lower())] = Described(entry.get("provider"), entry["schema"], entry["location"])
+    return found
+
+
+def catalog_key(table: exp.Table) -> tuple[str, str]:
+    """How the catalog tells tables apart: schema and name, case-insensitively (as Hive keeps them)."""
+    return table.db.lower(), table.name.lower()
 
 
 def hadoop_path(spark: Any, location: str) -> Any:
