@@ -81,7 +81,7 @@ class Executor:
         self._names = frozenset(m.name for m in plan.models)
         #: Model plans completed while building (a forward-only schema change examined after the parents).
         self._replanned: dict[str, ModelPlan] = {}
-        #: The catalog entries of the tables built so far (``BuildContext.described_by_call``).
+        #: The catalog entries of the tables the call writes (``BuildContext.described_by_call``).
         self._described: dict = {}
 
     def execute(self) -> list[BatchResult]:

@@ -49,9 +49,10 @@ class BuildContext:
     conform: tuple[tuple[str, str | None], ...] = ()
     #: Timeseries sources read only over the run window widened by their bound (time-sliced kinds).
     pushdown: tuple[Pushdown, ...] = ()
-    #: The catalog entries the call's builds described so far, by (schema, table) lowercased: one dict shared by
-    #: a call's builds, so a child reads its parent's entry (its time column's type, for the pushdown) from the
-    #: parent's build instead of asking the metastore and analysing the table again.
+    #: The catalog entries of the tables the call writes, by ``tables.catalog_key``: one dict shared by a call's
+    #: builds, filled at the call's start (``Executor``) and by each build that reads its own; a build takes
+    #: its table's from there, and a child its parent's (its time column's type, for the pushdown), instead
+    #: of asking the metastore and analysing the table again.
     described_by_call: dict[tuple[str, str], tables.Described] = field(default_factory=dict)
 
     @property
@@ -91,8 +92,9 @@ class BuildContext:
         return generations.table_root(location)
 
     def _described(self) -> tables.Described | None:
-        """What the catalog says of the table, asked once per model and call once the table exists (its format,
-        schema and directory in one metastore query); each time when the model has pre/post-statements."""
+        """What the catalog says of the table (its format, schema and directory in one metastore query): read at
+        the call's start or once by the build, once the table exists; each time when the model has
+        pre/post-statements."""
         if self.has_statements:
             return tables.described(self.spark, self.table)
         found = self.memo.get(_CATALOG_ENTRY) or self.described_by_call.get(tables.catalog_key(self.table))
@@ -163,7 +165,7 @@ class BuildContext:
         return types
 
     def _schema_of(self, table: exp.Table) -> Any:
-        """A source's read schema: from its build's catalog entry when this call built it (a model without
+        """A source's read schema: from the call's entry of it when the call writes it (a model without
         pre/post-statements, whose table nothing else alters while the call holds its claim), else read."""
         entry = self.described_by_call.get(tables.catalog_key(table))
         if entry is not None and entry.provider in tables.CATALOG_SCHEMAS:
