@@ -116,6 +116,8 @@ def test_a_calls_builds_describe_their_tables_in_one_jvm_call_and_a_child_reads_
     assert ("pushdown", f"{db}.parent") in explained  # the child's read of its parent is bounded ...
     assert [t for t in sent if t.method == "table"] == []  # ... by a type nobody asked the catalog for again
     assert [t.method for t in sent].count("describe") == 1  # both tables' entries, at the call's start
+    # the query's (ds, ...) in the table's (..., ds) order, selected in the batch's own statement
+    assert "select" not in {t.method for t in sent}
     expected = spark.createDataFrame([(date(2024, 1, d), x * 10) for d, x in ((1, 0), (1, 1), (2, 2), (2, 3))],
                                      "ds DATE, y BIGINT")
     assert_df_equality(spark.table(f"{db}.child").select("ds", "y"), expected, ignore_row_order=True, ignore_nullable=True)
