@@ -94,6 +94,16 @@ class ModelPlan:
     def builds_object(self) -> bool:
         return self.model.kind.builds_object
 
+    @property
+    def table_settled(self) -> bool:
+        """True when the call writes into the table and nothing of its catalog entry changes before the build (not
+        created, altered, examined or documented then; no pre/post-statements, which could alter it anywhere):
+        its entry may be read at the call's start, with every other such table's."""
+        schema_changed = self.schema_change is not None and bool(self.schema_change.describe())
+        statements = self.model.pre_statements or self.model.post_statements
+        return (bool(self.batches) and self.builds_object and self.table is not None and not self.rebuild
+                and self.change != METADATA and not self.examine_at_build and not schema_changed and not statements)
+
     def but(self, **changes: Any) -> ModelPlan:
         """``dataclasses.replace(self, **changes)`` keeping the table and view names already written when the
         table and view stay: a run plans each of 1,000 models into a record, then replaces it with its intervals."""

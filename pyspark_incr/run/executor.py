@@ -92,7 +92,7 @@ class Executor:
         progress.publish(progress.Started(0, self._total))
         with timings.phase("describe"):
             self._described.update(tables.described_each(self.spark, [m.table for m in self.plan.models
-                                                                       if _described_ahead(m)]))
+                                                                       if m.table_settled]))
         try:
             lanes.run_dag(list(by_name), self._dependencies(), lambda name: self._settled(by_name[name]),
                           self.concurrency, inline=lambda name: _idle(by_name[name]), places=self._places)
@@ -360,17 +360,6 @@ class Executor:
                 "message": message or action, "started_at": _utc(now - seconds), "finished_at": _utc(now),
             })
         progress.publish(event)
-
-
-def _described_ahead(mp: ModelPlan) -> bool:
-    """True for a model whose table's catalog entry may be read at the call's start, with every other such
-    table's (one metastore query for all): a table this call writes into and nothing of it changes before its
-    build (not created, altered, examined or documented then; no pre/post-statements, which could alter it
-    anywhere)."""
-    schema_changed = mp.schema_change is not None and bool(mp.schema_change.describe())
-    statements = mp.model.pre_statements or mp.model.post_statements
-    return (bool(mp.batches) and mp.builds_object and mp.table is not None and not mp.rebuild
-            and mp.change != METADATA and not mp.examine_at_build and not schema_changed and not statements)
 
 
 def _idle(mp: ModelPlan) -> bool:

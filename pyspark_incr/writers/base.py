@@ -27,10 +27,6 @@ from pyspark_incr.model import statements as model_statements
 from pyspark_incr.writers import docs, formats, generations, python_rows, tables
 
 
-#: :attr:`BuildContext.memo`'s key of the table's catalog entry.
-_CATALOG_ENTRY = "catalog entry"
-
-
 @dataclass(frozen=True)
 class BuildContext:
     """One model version in one environment, ready to be built."""
@@ -97,12 +93,12 @@ class BuildContext:
         pre/post-statements."""
         if self.has_statements:
             return tables.described(self.spark, self.table)
-        found = self.memo.get(_CATALOG_ENTRY) or self.described_by_call.get(tables.catalog_key(self.table))
+        key = tables.catalog_key(self.table)
+        found = self.described_by_call.get(key)
         if found is None:
             found = tables.described(self.spark, self.table)
             if found is not None:  # a table not created yet is asked again once it is
-                self.memo[_CATALOG_ENTRY] = found
-                self.described_by_call[tables.catalog_key(self.table)] = found
+                self.described_by_call[key] = found
         return found
 
     def query(self, interval: Interval, macros: dict[str, exp.Expression] | None = None) -> exp.Query:
