@@ -238,3 +238,21 @@ def test_a_listing_of_several_schemas_keeps_names_holding_line_breaks_other_than
     spark = type("Spark", (), {"_jsparkSession": None})()
 
     assert tables.names_in_each(spark, ["a", "b", "a"]) == {"a": {"x\ry"}, "b": {"z"}}
+
+
+def test_a_first_apply_asks_where_its_new_state_tables_live_in_one_call(spark, isolated, tmp_path):
+    # compare.sh's a and f0: a new project's first apply creates the state schema's tables; each metastore
+    # question is ~10 ms on the embedded Derby metastore, a thrift round trip on a metastore service
+    db = f"{isolated}_db"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "t.sql").write_text(_model(db, "t", "@daily", "2024-02-28"))
+
+    with trips.recorded() as sent:
+        rows = call(spark, "apply", project=str(tmp_path), execution_time="2024-03-01 00:00:00")
+
+    assert [(r.status, r.start.date().isoformat()) for r in rows] == [("ok", "2024-02-28")]  # both days, one batch
+    methods = [t.method for t in sent]
+    # before: five getTableMetadata (one per new state table, ~20 round trips each), after the describe that
+    # found none; now the tables just created are described together (the call's own describe is the third)
+    assert "getTableMetadata" not in methods
+    assert methods.count("describe") == 3, methods.count("describe")

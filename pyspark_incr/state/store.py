@@ -70,13 +70,16 @@ class StateStore:
         if self.schema in self.runtime.ensured:
             return
         existing = _described(self.spark, self.schema, t.ALL_TABLES)
-        if None in existing.values():
+        created = [table for table, columns in existing.items() if columns is None]
+        if created:
             self.spark.sql(ddl.create_schema(self.schema))
         for table, columns in existing.items():
             if columns is None:
                 self.spark.sql(table.ddl(self.schema))
             else:
                 self._upgrade(table, columns)
+        if created:  # where the new tables live, in one catalog call (else one per table at its first read)
+            _described(self.spark, self.schema, created)
         self.runtime.ensured.add(self.schema)
 
     def _upgrade(self, table: t.StateTable, existing: list[str]) -> None:

@@ -274,9 +274,11 @@ class TableWriter:
         object stood there, view or table, is dropped); the output DataFrame, for a writer that fills it now."""
         df = self.output(ctx, interval)
         tables.ensure_schema(ctx.spark, ctx.table)
-        if ctx.rebuild or not tables.exists(ctx.spark, ctx.table):
+        if ctx.rebuild:
             tables.drop(ctx.spark, ctx.table)
-            tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
+        elif tables.exists(ctx.spark, ctx.table):
+            return df
+        tables.create_like(ctx.spark, ctx.table, df, ctx.model, self.partition_columns(ctx.model))
         return df
 
     def check(self, model: Model) -> None:
