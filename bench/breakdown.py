@@ -75,13 +75,10 @@ def phase_rows(profile: timings.Profile, work: list[spark_work.Work]) -> dict[st
 
 def measured(spark, action) -> tuple[float, timings.Profile, list[spark_work.Work]]:
     """Run ``action`` (one CALL); the client's ms, the call's profile and Spark's work during it."""
-    spark_work.settle(spark)
     before = len(timings.profiles())
-    started = time.time()
-    action()
-    ended = time.time()
+    ms, work = spark_work.timed(spark, action)
     assert len(timings.profiles()) > before, "the call was not profiled"
-    return (ended - started) * 1000, timings.last(), spark_work.between(spark, started, ended)
+    return ms, timings.last(), work
 
 
 def medians(samples: list[dict[str, dict[str, float]]], per: str | None = None) -> dict[str, dict[str, float]]:

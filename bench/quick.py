@@ -26,6 +26,13 @@ does not (its source has one row per key; a snapshot in general need not).
 interleaved rounds each build the next day through the chain; pyspark-incr's JVM round trips in each round
 are printed by method (calls per run, ms per model: what its bookkeeping adds to a model's write).
 
+``--backfill N`` adds compare.sh's a: N interleaved rounds of the 365-day first backfill by each contender,
+each from nothing (pyspark-incr's schemas dropped, the hand-written table dropped and created again, neither
+timed, as compare.sh's reset) and with the source's file listing forgotten (``REFRESH TABLE``, not timed: in
+compare.sh, a reads days its warm-up never listed, so every contender lists them). pyspark-incr's phases
+(:mod:`pyspark_incr.timings`) and JVM round trips are printed, and each contender's Spark jobs over 100 ms per
+round: where a first backfill's time beyond the write goes.
+
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
 """
@@ -47,7 +54,10 @@ from run_bare import Bare  # noqa: E402
 from run_incr import Incr, _at, _with_incr  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from breakdown import round_trips, trips_table  # noqa: E402
+import spark_work  # noqa: E402
+from breakdown import medians, phase_rows, round_trips, trips_table  # noqa: E402
+from breakdown import table as breakdown_table  # noqa: E402
+from pyspark_incr import timings  # noqa: E402
 
 DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
 #: The deduplicating hand-written first load's table (beside SideBare's).
@@ -93,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the SCD type 2 first load and N snapshot rounds (f0, f)")
     parser.add_argument("--chain", type=int, default=0, metavar="N",
                         help="also time N interleaved rounds of the chain of 50's next day (e)")
+    parser.add_argument("--backfill", type=int, default=0, metavar="N",
+                        help="also time N interleaved rounds of the 365-day first backfill (a), with its phases")
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
@@ -132,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         samples.update(scd2_rounds(incr, bare, args.scd2))
     if args.chain:
         samples.update(chain_rounds(incr, bare, args.chain))
+    if args.backfill:
+        samples.update(backfill_rounds(incr, bare, args.backfill))
     spark.stop()
     return report(samples, args.max_ratio, args.max_noop_ms)
 
@@ -186,6 +200,44 @@ def chain_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[floa
     return samples
 
 
+def backfill_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[float]]:
+    """``rounds`` interleaved first backfills of the 365 days (a) by each contender from nothing, checked; per
+    round, pyspark-incr's phases and JVM round trips and each contender's Spark jobs over 100 ms."""
+    spark, days = incr.spark, incr.spec.days
+    samples: dict[str, list[float]] = {"a incr": [], "a bare": []}
+    timings.enable()
+    phases: list[dict[str, dict[str, float]]] = []
+    sent: list[list[tuple[str, float]]] = []
+
+    def incr_backfill() -> None:
+        with round_trips() as trips:
+            incr.backfill("a", days)
+        sent.append(trips)
+
+    try:
+        for k in range(rounds):
+            runs = [("a incr", incr_backfill),
+                    ("a bare", lambda: bare.step(lambda: bare.backfill("a", days)))]
+            for name, action in runs if k % 2 == 0 else runs[::-1]:
+                (incr if name == "a incr" else bare).reset("a")
+                # compare.sh's a reads days its warm-up never listed: each contender lists the source here
+                spark.catalog.refreshTable("src.events")
+                ms, work = spark_work.timed(spark, action)
+                samples[name].append(ms)
+                if name == "a incr":
+                    phases.append(phase_rows(timings.last(), work))
+                jobs = ", ".join(f"{w.label[:40]!r} {w.ms:.0f}" for w in work if w.kind == "job" and w.ms > 100)
+                print(f"# round {k + 1} {name}: {ms:.0f} ms; {sum(w.kind == 'job' for w in work)} jobs, "
+                      f"over 100 ms: {jobs}", file=sys.stderr)
+    finally:
+        timings.disable()
+    incr.check("a", days - 1)
+    bare.check("a", days - 1)
+    print(breakdown_table(f"a: pyspark-incr's first backfill by phase, medians of {rounds}", medians(phases)))
+    print(trips_table(f"a: pyspark-incr's JVM round trips by method, medians of {rounds}", sent, top=12))
+    return samples
+
+
 def first_loads_again(incr: Incr, bare: SideBare, rounds: int = 3) -> dict[str, list[float]]:
     """``rounds`` interleaved first loads by pyspark-incr, the hand-written job and a deduplicating one, warm."""
     spark = incr.spark
@@ -221,7 +273,8 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
     print(f"| floor: SELECT 1 through Spark SQL | {med['floor']:.1f} | | |")
     if "call" in med:
         print(f"| floor: CALL incr.environments() | | {med['call']:.1f} | |")
-    for key, what in (("e", f"e: chain of 50, one new day (median of {len(samples.get('e incr', ()))})"),
+    for key, what in (("a", f"a: first backfill (median of {len(samples.get('a incr', ()))})"),
+                      ("e", f"e: chain of 50, one new day (median of {len(samples.get('e incr', ()))})"),
                       ("f0", "f0: SCD2 first load (one sample)"), ("f", "f: SCD2 one snapshot"),
                       ("f0w", "f0 again, warm (median of 3)")):
         if f"{key} incr" in med:

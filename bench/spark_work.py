@@ -54,3 +54,14 @@ def between(spark: Any, start: float, end: float) -> list[Work]:
             ended = _date(run.completionTime()) or began
             found.append(Work("sql", run.executionId(), began, ended, " ".join(str(run.description()).split())[:80]))
     return sorted(found, key=lambda w: w.start)
+
+
+def timed(spark: Any, action: Any) -> tuple[float, list[Work]]:
+    """Run ``action``: its wall ms and Spark's jobs and SQL executions during it (after what came before settles)."""
+    import time
+
+    settle(spark)
+    started = time.time()
+    action()
+    ended = time.time()
+    return (ended - started) * 1000, between(spark, started, ended)

@@ -75,6 +75,16 @@ def test_quick_prints_the_repeated_first_loads_against_the_plain_and_the_dedupli
     assert "| f0 again, against a hand-written first load keeping one row per key | 1100 | 1600 | 1.45 |" in out
 
 
+def test_quick_prints_the_first_backfills_median_and_ratio_when_timed(capsys):
+    quick = load("quick")
+    samples = {**SAMPLES, "a incr": [25900.0, 26100.0, 25500.0], "a bare": [25700.0, 25100.0, 24100.0]}
+
+    quick.report(samples, max_ratio=None, max_noop_ms=None)
+    out = capsys.readouterr().out
+
+    assert "| a: first backfill (median of 3) | 25100 | 25900 | 1.03 |" in out
+
+
 def test_breakdown_sums_each_jvm_methods_round_trips_per_run_and_takes_their_median():
     breakdown = load("breakdown")
     runs = [[("describe", 20.0), ("save", 300.0), ("tableNames", 2.0), ("tableNames", 3.0)],
