@@ -9,7 +9,7 @@ from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.intervals.times import format_ms
 from pyspark_incr.intervals.units import IntervalUnit
 from pyspark_incr.model.definition import parse_model
-from pyspark_incr.plan.planner import _with_lookback
+from pyspark_incr.plan.due import with_lookback
 
 U = IntervalUnit
 
@@ -109,7 +109,7 @@ def _days(*pairs):
 ])
 def test_lookback_reprocesses_exactly_the_last_n_intervals_when_a_new_one_is_due(lookback, missing, expected):
     model = _model(f", lookback {lookback}")
-    assert str(_with_lookback(model, Interval(to_ms("2024-01-01"), to_ms("2024-01-10")), _days(*missing))) == expected
+    assert str(with_lookback(model, Interval(to_ms("2024-01-01"), to_ms("2024-01-10")), _days(*missing))) == expected
 
 
 def test_end_trims_lookback_once_the_model_has_ended():
@@ -117,7 +117,7 @@ def test_end_trims_lookback_once_the_model_has_ended():
                         "start '2024-01-01', end '2024-01-05'); SELECT 1 AS ds")
     expected = model.schedule.expected(model.start_ms, model.end_ms, to_ms("2024-02-01"))
     assert str(expected) == "[2024-01-01, 2024-01-06)"
-    assert str(_with_lookback(model, expected, IntervalSet())) == "(none)"
+    assert str(with_lookback(model, expected, IntervalSet())) == "(none)"
 
 
 def test_batch_size_7_over_30_missing_days_gives_jobs_of_7_7_7_7_2():

@@ -20,21 +20,19 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from sqlglot import exp
-from pyspark_incr.model.sqlerrors import SQLGLOT_ERRORS, query_parse_error
 
-from pyspark_incr.errors import ArgumentError, ModelDefinitionError, ModelSyntaxError
+from pyspark_incr.errors import ArgumentError, ModelDefinitionError
 from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.intervals.times import to_end_ms, to_ms
-from pyspark_incr.model import macros
 from pyspark_incr.model.audit_defs import AuditDef, audits_from_json, audits_to_json
 from pyspark_incr.model.block import KindSpec, Property, parse_block
 from pyspark_incr.model.kinds import KindBase, ViewKind, kind_from_spec
 from pyspark_incr.model.overrides import OVERRIDES
 from pyspark_incr.model.properties import DATA, METADATA, Prop, read_properties
-from pyspark_incr.model import blueprints, extras, macro_parse, macro_properties, macro_python, python_model
+from pyspark_incr.model import blueprints, extras, macro_properties, macro_python, python_model
 from pyspark_incr.model import signals as model_signals
+from pyspark_incr.model import query as model_query
 from pyspark_incr.model import statements as model_statements
-from pyspark_incr.model.macro_eval import MacroEvaluator
 from pyspark_incr.model.values import (
     as_bool, as_calls, as_choice, as_column_types, as_dialect, as_expressions, as_literal_mapping, as_model_names,
     _items, _pairs, _value, _word, as_names, as_string, as_text_mapping, as_timezone, as_words, as_words_mapping,
@@ -42,6 +40,8 @@ from pyspark_incr.model.values import (
 
 TABLE_FORMATS = ("parquet", "delta", "iceberg")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: What a part of a model name may hold.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_ -]+")
 
 
 def as_safety_overrides(prop: Property, where: str) -> tuple[str, ...]:
@@ -236,8 +236,8 @@ def parse_model(
         block = dataclasses.replace(block, query_text=query_text)
         values["on_virtual_update"] = extras.virtual_update_statements(section, section_line, variables or {}, where,
                                                                        scope)
-    query, depends_on, query_macros, around = _query(block, kind, dialect, variables or {}, scope, where,
-                                                     project_macros)
+    query, depends_on, query_macros, around = model_query.evaluated(block, kind, dialect, variables or {}, scope,
+                                                                    where, project_macros)
     used_macros = project_macros.files_of(prop_macros | query_macros)
     values.update(around)  # pre/post-statements: only when the model has some
     start, end = values.get("start_ms"), values.get("end_ms")
@@ -346,62 +346,3 @@ def _name(props: dict, where: str) -> str:
             "underscores, spaces and single hyphens; rename it, e.g. analytics.daily_sales"
         )
     return ".".join(p.lower() for p in parts)
-
-
-#: The CTE holding a query that is one macro call left for the run (``@UNION(...)`` alone).
-WHOLE_QUERY = "__incr_whole_query"
-#: What a part of a model name may hold.
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_ -]+")
-
-
-def _query(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], blueprint: dict[str, Any],
-           where: str, project_macros: macro_python.ProjectMacros,
-           ) -> tuple[str | None, tuple[str, ...], set[str], dict[str, Any]]:
-    """The query as Spark SQL with its macros evaluated (:mod:`pyspark_incr.model.macro_eval`; ``blueprint``: the
-    variables of the model's blueprint entry), the tables it reads, the names of the Python macros it calls, and
-    its pre/post-statements as Model fields."""
-    text = block.query_text
-    if not kind.needs_query:
-        if text:
-            raise ModelDefinitionError(f"{where}: kind {kind.name} takes no query; remove the text after the MODEL block")
-        return None, (), set(), {}
-    if not text:
-        raise ModelDefinitionError(f"{where}: the MODEL block is not followed by a query (SELECT ...)")
-    hidden, guarded = model_statements.guard(macros.hide_macros(text))  # statement-level @IF(cond, statement)
-    evaluator = MacroEvaluator(dialect=dialect, variables=variables, blueprint=blueprint,
-                               python=project_macros.functions, where=where,
-                               locate=macros.locator(hidden, block.query_line), kind_macros=kind.macros)
-    try:
-        parsed = macro_parse.parse(hidden, dialect)
-    except SQLGLOT_ERRORS as e:
-        # A call of an unknown macro function is refused by name and place: that says more than the parser.
-        known = [*evaluator.macros, *kind.macros]
-        refusal = macros.unsupported_call(hidden, block.query_line, evaluator.variables, where, kind.macros, known)
-        raise refusal or ModelSyntaxError(query_parse_error(e, where, text, hidden, block.query_line)) from None
-    statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
-    split = model_statements.split(statements, guarded, evaluator, where)
-    ast = split.query
-    if isinstance(ast, exp.Anonymous) and ast.name.lower().startswith(macros.PREFIX):
-        # A macro evaluated only when the query runs (@UNION reads its tables' columns) is the whole query, as
-        # SQLMesh allows: held in a CTE, so the stored query is still one SELECT that Spark SQL tools read.
-        ast = exp.select("*").from_(WHOLE_QUERY).with_(WHOLE_QUERY, as_=ast)
-    if not isinstance(ast, exp.Query):
-        raise ModelDefinitionError(f"{where}: after the MODEL block there must be exactly one query (SELECT ...); "
-                                   f"found {ast.sql(dialect='spark')[:40]!r}")
-    # A macro left for the run that reads a relation's columns (@UNION(a, b)) reads that relation.
-    # pre/post-statements: a temporary view a pre-statement makes is no table; what it reads is read
-    made = {t for q in split.sources for t in tables_read(q)}
-    depends_on = tuple(sorted({*tables_read(ast), *evaluator.relations, *made} - split.local_names))
-    around = {k: v for k, v in (("pre_statements", split.pre), ("post_statements", split.post)) if v}
-    return ast.sql(dialect="spark", comments=False), depends_on, evaluator.used, around
-
-
-def tables_read(ast: exp.Expression) -> tuple[str, ...]:
-    """Tables a query reads, excluding CTE names and ``@this_model``."""
-    ctes = {c.alias_or_name.lower() for c in ast.find_all(exp.CTE)}
-    names = set()
-    for t in ast.find_all(exp.Table):
-        if not t.name or macros.macro_table(t) or (not t.db and t.name.lower() in ctes):
-            continue
-        names.add(".".join(p.name.lower() for p in t.parts))
-    return tuple(sorted(names))

@@ -18,7 +18,7 @@ from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.intervals.batching import covering
 from pyspark_incr.errors import IncrError
-from pyspark_incr.plan import auto_restatement, forward, readiness, safety, support, versions
+from pyspark_incr.plan import auto_restatement, due, forward, readiness, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.listing import Listing
@@ -180,30 +180,33 @@ class _Context:
         if change == CHANGED:
             table, category, reason = self._changed(model, fingerprint, entry, table)
         concurrency, note = support.batch_concurrency(model)
-        reason = _join(reason, note)
+        reason = sentences(reason, note)
         view = self.view(model)
         exists = model.kind.builds_object and self.listing.has(table)
         if not exists and model.kind.builds_object and self._limited():
             # a version built only over the requested range must never be taken for a complete one
             table = forward.preview_table(model, fingerprint, self.env, self.physical_schema)
             exists = self.listing.has(table)
-            reason = _join(reason, f"built only within start/end, in {table.sql('spark')}, a table of {self.env} only")
+            reason = sentences(reason, f"built only within start/end, in {table.sql('spark')}, "
+                                       f"a table of {self.env} only")
         self._tables[model.name] = table
         if exists and change in (ADDED, CHANGED) and (entry is None or table.sql("spark") != entry.table_name):
-            reason = _join(reason, f"version already built in {table.sql('spark')}: reused")
+            reason = sentences(reason, f"version already built in {table.sql('spark')}: reused")
         elif not exists and model.kind.builds_object and change in (UNCHANGED, METADATA):
-            reason = _join(reason, f"table {table.sql('spark')} is missing: rebuild")
+            reason = sentences(reason, f"table {table.sql('spark')} is missing: rebuild")
         kept = entry is not None and entry.conform and table.sql("spark") == entry.table_name
         conform = tuple(tuple(c) for c in json.loads(entry.conform)) if kept else ()
         meta = entry.metadata_hash if applied else metadata_hash(model)  # as applied: not hashed again each run
+        start = due.effective_start(model, entry, self.window)
         plan = ModelPlan(model.name, model, change, reason, fingerprint, meta, source, table,
-                         _effective_start(model, entry, self.window), rebuild=model.kind.builds_object and not exists,
+                         start, rebuild=model.kind.builds_object and not exists,
                          table_exists=exists, batch_concurrency=concurrency, view=view,
                          view_exists=view is not None and self.listing.has(view),
                          previous_table=entry.table_name if entry and held else None, category=category, held=held,
                          conform=conform, previous=entry.parsed() if change in (CHANGED, METADATA) else None)
         if not can_build(model):
-            return replace(plan, reason=_join(reason, f"kind {model.kind.name} cannot be built by this version yet"))
+            return replace(plan, reason=sentences(reason,
+                                                  f"kind {model.kind.name} cannot be built by this version yet"))
         if category == forward.FORWARD_ONLY and exists:
             plan = self._schema_change(plan)
         if table is None or not model.kind.builds_object:
@@ -238,16 +241,16 @@ class _Context:
         if restated is not None:
             restated = IntervalSet([expected if model.kind.whole_table else restated]).intersection(IntervalSet([expected]))
             built = built - restated
-            plan = replace(plan, reason=_join(plan.reason, f"restated {restated}"))
+            plan = replace(plan, reason=sentences(plan.reason, f"restated {restated}"))
         elif plan.name in self.restatement.skipped:
-            plan = replace(plan, reason=_join(plan.reason, self.restatement.skipped[plan.name]))
+            plan = replace(plan, reason=sentences(plan.reason, self.restatement.skipped[plan.name]))
         allowed = IntervalSet([restriction(model, window)])
         if restated is not None and self.only_restated:
             allowed = allowed.intersection(restated)
         gaps = IntervalSet([expected]) - built
         if model.allow_partials:  # as SQLMesh: an interval an earlier run built partly is built again from its start
             gaps = IntervalSet([Interval(model.schedule.floor(r.start), r.end) for r in gaps])
-        missing = _with_lookback(model, expected, gaps).intersection(allowed)
+        missing = due.with_lookback(model, expected, gaps).intersection(allowed)
         plan = plan.but(expected=expected, missing=missing, built=built)
         if not missing:  # what most models of a run find: no signal to ask, nothing to gate or to cut into batches
             return plan
@@ -274,14 +277,14 @@ class _Context:
                 checked = readiness.check(self.spark, model, ready, self.window.execution_ms, reading.table_map,
                                           reading.embedded)
             except IncrError as e:
-                return replace(plan, missing=IntervalSet(), signal_error=str(e), reason=_join(plan.reason, str(e)))
+                return replace(plan, missing=IntervalSet(), signal_error=str(e), reason=sentences(plan.reason, str(e)))
             ready, waiting = checked.ready, sorted([*waiting, *checked.waiting], key=lambda w: w[0].start)
         if not waiting:
             return plan
         self._waiting[model.name] = IntervalSet([i for i, _ in waiting])
         said = [f"{i} waits: {why}" for i, why in waiting]
         return replace(plan, missing=ready, waiting=tuple(waiting),
-                       reason=_join(plan.reason, clauses(said) + "; the next run checks again"))
+                       reason=sentences(plan.reason, clauses(said) + "; the next run checks again"))
 
     def _gated(self, plan: ModelPlan, allowed: IntervalSet) -> ModelPlan:
         """A time-sliced model with work to do, through the incremental safety gate (:mod:`plan.safety`):
@@ -291,7 +294,7 @@ class _Context:
         judgement = safety.judge(model, safety.timeseries_sources(model, self.known))
         plan = replace(plan, safety=judgement)
         if judgement.refused and not self.window.allow_downgrade:
-            return replace(plan, reason=_join(
+            return replace(plan, reason=sentences(
                 plan.reason, "refused by the incremental safety check (incr.explain shows why); apply and run "
                              "fail unless the SQL is fixed, safety_overrides vouch for it or allow_downgrade => true"))
         if judgement.refused:
@@ -299,7 +302,7 @@ class _Context:
             why = clauses(judgement.refusal.splitlines()[1:-1])
             return replace(plan, missing=whole, batches=tuple(covering(whole)),
                            downgraded=f"warning: downgraded to a full refresh (allow_downgrade): {why}",
-                           reason=_join(plan.reason, "refused by the incremental safety check: allow_downgrade "
+                           reason=sentences(plan.reason, "refused by the incremental safety check: allow_downgrade "
                                                      "rebuilds it whole, in one job"))
         per_partition = self.window.per_partition or judgement.batch_class == safety.PER_PARTITION_ONLY
         batches = tuple(writer_for(model).plan_batches(model, plan.expected, plan.missing, per_partition))
@@ -309,14 +312,14 @@ class _Context:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""
         if any(not self.listing.has(t) for p in parents(plan.model, self._tables) if (t := self._tables[p]) is not None):
             return replace(plan, examine_at_build=True,
-                           reason=_join(plan.reason, "its columns are compared once the models it reads are built"))
+                           reason=sentences(plan.reason, "its columns are compared once the models it reads are built"))
         change, conform, refused, warned = forward.examine(self._build_context(plan), writer_for(plan.model),
                                                           sample_interval(plan, self.window))
         reason = plan.reason
         if refused:
-            reason = _join(reason, "refused by on_additive_change/on_destructive_change: " + clauses(refused))
+            reason = sentences(reason, "refused by on_additive_change/on_destructive_change: " + clauses(refused))
         elif change.describe():
-            reason = _join(reason, ("warning: " if warned else "") + clauses(change.describe()))
+            reason = sentences(reason, ("warning: " if warned else "") + clauses(change.describe()))
         return replace(plan, reason=reason, schema_change=change, conform=conform, refusals=tuple(refused),
                        warnings=tuple(warned))
 
@@ -326,7 +329,7 @@ class _Context:
         if plan.rebuild or not plan.model.kind.stores_rows:  # a plain view shows its parents' new rows by itself
             return plan
         if not self.coverage.get(plan.table_name):  # created, but its build never finished
-            return replace(plan, rebuild=True, reason=_join(plan.reason, "its last build did not finish: rebuild"))
+            return replace(plan, rebuild=True, reason=sentences(plan.reason, "its last build did not finish: rebuild"))
         interval = sample_interval(plan, self.window)
         changed = parents(plan.model, self._changing)
         if changed:
@@ -335,7 +338,7 @@ class _Context:
             reason = writer_for(plan.model).stale(self._build_context(plan), interval)
         if reason is None:
             return plan
-        return replace(plan, batches=(interval,), reason=_join(plan.reason, reason))
+        return replace(plan, batches=(interval,), reason=sentences(plan.reason, reason))
 
     def _build_context(self, plan: ModelPlan) -> BuildContext:
         """What a writer needs to look at ``plan``'s model now; the models planned so far are read at their new versions."""
@@ -353,37 +356,6 @@ class _Context:
         return self.env != PROD and (self.window.start_ms is not None or self.window.end_ms is not None)
 
 
-def _with_lookback(model: Model, expected: Interval, missing: IntervalSet) -> IntervalSet:
-    """``missing`` plus the ``lookback`` intervals before the latest one, when the latest one is due.
-
-    The latest interval being missing is what makes a run process new data; only then are the
-    N intervals before it processed again (for late-arriving rows). Never before the model's start.
-
-    >>> from pyspark_incr.model.definition import parse_model
-    >>> from pyspark_incr.intervals import to_ms, Interval, IntervalSet
-    >>> m = parse_model("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, lookback 2)); SELECT 1 AS ds")
-    >>> day = lambda a, b: Interval(to_ms(a), to_ms(b))
-    >>> str(_with_lookback(m, day("2024-01-01", "2024-01-10"), IntervalSet([day("2024-01-09", "2024-01-10")])))
-    '[2024-01-07, 2024-01-10)'
-    >>> str(_with_lookback(m, day("2024-01-01", "2024-01-10"), IntervalSet()))
-    '(none)'
-    """
-    lookback = getattr(model.kind, "lookback", None)
-    if not lookback or expected.empty:
-        return missing
-    schedule = model.schedule
-    latest = Interval(schedule.floor(expected.end - 1), expected.end)
-    if not missing.covers(latest):
-        return missing
-    start = max(expected.start, schedule.unit.add(latest.start, -lookback))
-    return missing | [Interval(start, expected.end)]
-
-
-def _join(a: str, b: str) -> str:
-    """A reason with one more part: each a sentence, whatever either holds (:mod:`plan.sentences`)."""
-    return sentences(a, b)
-
-
 def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:
     if entry is None:
         return ADDED, "new model"
@@ -392,12 +364,3 @@ def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple
     if entry.metadata_hash != metadata_hash(model):
         return METADATA, "metadata changed: no rebuild"
     return UNCHANGED, ""
-
-
-def _effective_start(model: Model, entry: EnvEntry | None, window: Window) -> int:
-    """The model's start; without one, the start the environment first used, else the last due interval."""
-    if model.start_ms is not None:
-        return model.start_ms
-    if entry is not None and entry.start_ms is not None:
-        return entry.start_ms
-    return model.schedule.latest_due(window.execution_ms, ignore_cron=window.ignore_cron).start

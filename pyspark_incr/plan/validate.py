@@ -12,7 +12,8 @@ from pyspark_incr.errors import ModelDefinitionError, ModelQueryError
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.model import audits
 from pyspark_incr.model.audit_defs import AuditDef
-from pyspark_incr.model.definition import Model, tables_read
+from pyspark_incr.model.definition import Model
+from pyspark_incr.model.query import tables_read
 from pyspark_incr.model import python_model  # Python models
 from pyspark_incr.plan import schema_change
 from pyspark_incr.plan.planner import Plan, sample_interval
