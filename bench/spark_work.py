@@ -7,6 +7,7 @@ reached through py4j, so this only works in a classic (non-Connect) PySpark driv
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,8 +59,6 @@ def between(spark: Any, start: float, end: float) -> list[Work]:
 
 def timed(spark: Any, action: Any) -> tuple[float, list[Work]]:
     """Run ``action``: its wall ms and Spark's jobs and SQL executions during it (after what came before settles)."""
-    import time
-
     settle(spark)
     started = time.time()
     action()

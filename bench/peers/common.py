@@ -44,7 +44,7 @@ class Spec:
     change_pct: int = 1         # % of keys whose price changes per snapshot
     shuffle_partitions: int = 4
     driver_memory: str = "6g"
-    reps_a: int = 3             # warm repetitions per workload (cold ones: see compare.py); a: one until the twelfth run
+    reps_a: int = 3             # warm repetitions per workload (cold: compare.py); a: one until the twelfth run
     reps_b: int = 7             # b moves most between runs: seven samples steady its median
     reps_c: int = 10
     reps_d: int = 1

@@ -23,8 +23,8 @@ WHOLE_QUERY = "__incr_whole_query"
 
 
 def evaluated(block: Any, kind: KindBase, dialect: str, variables: dict[str, Any], blueprint: dict[str, Any],
-           where: str, project_macros: macro_python.ProjectMacros,
-           ) -> tuple[str | None, tuple[str, ...], set[str], dict[str, Any]]:
+              where: str, project_macros: macro_python.ProjectMacros,
+              ) -> tuple[str | None, tuple[str, ...], set[str], dict[str, Any]]:
     """The query as Spark SQL with its macros evaluated (:mod:`pyspark_incr.model.macro_eval`; ``blueprint``: the
     variables of the model's blueprint entry), the tables it reads, the names of the Python macros it calls, and
     its pre/post-statements as Model fields."""
