@@ -63,7 +63,9 @@ def test_one_runtime_per_spark_context_holds_the_state_caches(spark):
     assert store.runtime is rt and isinstance(rt, Runtime)
     assert rt.app_id == spark.sparkContext.applicationId
     assert store.schema in rt.ensured
-    assert rt.locations[(store.schema, t.MODELS.name)] is table_location(spark, store.schema, t.MODELS.name)
+    assert (store.schema, t.MODELS.name) in rt.roots  # from the one describe of the state tables, however made
+    location = table_location(spark, store.schema, t.MODELS.name)
+    assert rt.locations[(store.schema, t.MODELS.name)] is location
     assert rt.state_files[(store.schema, t.MODELS.name)] is file_cache(spark, store.schema, t.MODELS)
 
 
