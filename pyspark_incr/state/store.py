@@ -79,7 +79,7 @@ class StateStore:
             else:
                 self._upgrade(table, columns)
         if created:  # where the new tables live, in one catalog call (else one per table at its first read)
-            _described(self.spark, self.schema, created)
+            _described_by_shim(self.spark, self.schema, created)
         self.runtime.ensured.add(self.schema)
 
     def _upgrade(self, table: t.StateTable, existing: list[str]) -> None:
@@ -344,15 +344,24 @@ def _described(spark: Any, schema: str, tables: Iterable[t.StateTable]) -> dict[
     application's first call would otherwise ask the metastore again for each table it reads.
     """
     tables = list(tables)
+    found = _described_by_shim(spark, schema, tables)
+    if found is None:  # no JVM at hand (Spark Connect): each table through the public API
+        return {table: _columns(spark, schema, table.name) for table in tables}
+    return {table: found.get(table.name, {}).get("columns") for table in tables}
+
+
+def _described_by_shim(spark: Any, schema: str, tables: list[t.StateTable]) -> dict[str, dict[str, Any]] | None:
+    """The shim's description of each existing table by name, its root kept for :func:`table_root`; None when
+    there is no JVM at hand (where no root is kept either)."""
     try:
         found = json.loads(str(shim_class(spark, "CatalogReads").describe(
             spark._jsparkSession, schema, "\n".join(table.name for table in tables))))
-    except Exception:  # noqa: BLE001 - no JVM at hand (Spark Connect): each table through the public API
-        return {table: _columns(spark, schema, table.name) for table in tables}
+    except Exception:  # noqa: BLE001 - no JVM at hand (Spark Connect)
+        return None
     roots = runtime(spark).roots
     for name, described in found.items():
         roots.setdefault((schema, name.lower()), described["root"])
-    return {table: found.get(table.name, {}).get("columns") for table in tables}
+    return found
 
 
 def _columns(spark: Any, schema: str, name: str) -> list[str] | None:
