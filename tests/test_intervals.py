@@ -137,6 +137,9 @@ def test_set_operations_agree_with_pointwise_sets():
         assert points(a | b) == points(a) | points(b), (x, y)
         assert points(a - b) == points(a) - points(b), (x, y)
         assert points(a.intersection(b)) == points(a) & points(b), (x, y)
+        # built without sorting again: each result must be what normalizing its ranges gives
+        for result in (a - b, a.intersection(b)):
+            assert list(result) == list(IntervalSet(list(result))), (x, y, result)
 
 
 def test_covers_needs_every_instant_of_the_interval():

@@ -7,6 +7,7 @@ the number of gaps, not with the number of intervals covered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Iterable, Iterator
 
 from pyspark_incr.intervals.times import format_ms
@@ -71,6 +72,14 @@ class IntervalSet:
             i if isinstance(i, Interval) else Interval(*i) for i in intervals
         )
 
+    @classmethod
+    def _normalized(cls, ranges: tuple[Interval, ...]) -> "IntervalSet":
+        """A set of ``ranges`` already sorted, disjoint and non-adjacent (what the operations below produce):
+        not sorted again, as a plan of 10,000 models makes ten sets a model."""
+        made = cls.__new__(cls)
+        made._ranges = ranges
+        return made
+
     def __iter__(self) -> Iterator[Interval]:
         return iter(self._ranges)
 
@@ -99,7 +108,7 @@ class IntervalSet:
 
     def difference(self, other: "IntervalSet") -> "IntervalSet":
         out: list[Interval] = []
-        holes = list(other)
+        holes = IntervalSet._of(other)._ranges
         j = 0
         for r in self._ranges:
             start = r.start
@@ -113,12 +122,29 @@ class IntervalSet:
                 k += 1
             if start < r.end:
                 out.append(Interval(start, r.end))
-        return IntervalSet(out)
+        return IntervalSet._normalized(tuple(out))  # pieces of disjoint ranges, split by non-empty holes
 
     __sub__ = difference
 
     def intersection(self, other: "IntervalSet") -> "IntervalSet":
-        return self - (self - other)
+        mine, theirs = self._ranges, IntervalSet._of(other)._ranges
+        if len(theirs) == 1 and mine and theirs[0].start <= mine[0].start and mine[-1].end <= theirs[0].end:
+            return self  # what a plan asks of most models: their gaps within a window holding them all
+        out: list[Interval] = []
+        i = j = 0
+        while i < len(mine) and j < len(theirs):
+            start, end = max(mine[i].start, theirs[j].start), min(mine[i].end, theirs[j].end)
+            if start < end:
+                out.append(Interval(start, end))
+            if mine[i].end < theirs[j].end:
+                i += 1
+            else:
+                j += 1
+        return IntervalSet._normalized(tuple(out))  # overlaps of two normalized sets are apart as theirs are
+
+    @staticmethod
+    def _of(ranges: Iterable[Interval]) -> "IntervalSet":
+        return ranges if isinstance(ranges, IntervalSet) else IntervalSet(ranges)
 
     def covers(self, interval: Interval) -> bool:
         """True when every instant of ``interval`` is in the set."""
@@ -133,9 +159,15 @@ class IntervalSet:
         return self._ranges[-1].end if self._ranges else None
 
 
+_BOUNDS = attrgetter("start", "end")
+
+
 def _normalize(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
     merged: list[Interval] = []
-    for r in sorted(i for i in intervals if not i.empty):
+    # sorted by (start, end) through attrgetter: comparing the records runs their generated __lt__ in Python
+    for r in sorted(intervals, key=_BOUNDS):
+        if r.start == r.end:
+            continue
         if merged and r.start <= merged[-1].end:
             if r.end > merged[-1].end:
                 merged[-1] = Interval(merged[-1].start, r.end)
