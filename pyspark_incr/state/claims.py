@@ -40,6 +40,7 @@ from typing import Any
 from pyspark_incr.runtime import shim_class
 from pyspark_incr.intervals.ranges import Interval
 from pyspark_incr.stalls import stall
+from pyspark_incr.state import files
 
 #: Directory of the claims under the ``locks`` state table's directory (hidden from Spark by the "_").
 CLAIMS_DIR = "_claims"
@@ -255,7 +256,7 @@ def _tree(spark: Any, directory: str, depth: int) -> dict[str, int]:
 
 def _read(spark: Any, directory: str, name: str) -> str:
     try:
-        return bytes(shim_class(spark, "StateFiles").read(spark._jsparkSession, directory, name)).decode()
+        return files.read_all(spark, directory, [name])[0].decode()
     except Exception:  # noqa: BLE001 - gone since the listing (an old generation deleted): nothing to say
         return ""
 

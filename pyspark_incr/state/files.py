@@ -12,6 +12,7 @@ process may meet hundreds), plus nothing for the files this process wrote itself
 
 from __future__ import annotations
 
+import base64
 import io
 import threading
 import uuid
@@ -82,9 +83,10 @@ def decode(data: bytes, schema: pa.Schema) -> pa.Table:
 
 def read_all(spark: Any, root: str, names: list[str]) -> list[bytes]:
     """The bytes of each file ``names`` of the table, in one JVM call however many they are."""
-    if len(names) <= 1:
-        return [bytes(shim_class(spark, "StateFiles").read(spark._jsparkSession, root, n)) for n in names]
-    framed = memoryview(bytes(shim_class(spark, "StateFiles").readAll(spark._jsparkSession, root, "\n".join(names))))
+    if len(names) <= 1:  # base64: py4j would hand bytes over one by one in Python
+        return [base64.b64decode(shim_class(spark, "StateFiles").read(spark._jsparkSession, root, n)) for n in names]
+    framed = memoryview(base64.b64decode(
+        shim_class(spark, "StateFiles").readAll(spark._jsparkSession, root, "\n".join(names))))
     out, at = [], 0
     for _ in names:
         size = int.from_bytes(framed[at:at + 4], "big")
