@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import call
 
 from pyspark_incr.intervals import Interval, IntervalSet
 from pyspark_incr.model.definition import Model, parse_model, reparse
@@ -211,3 +212,94 @@ def test_coverage_folds_each_tables_adds_and_removes_in_order(spark, isolated):
 
     assert coverage == {"a": IntervalSet([Interval(0, 5), Interval(12, 13), Interval(15, 20)]),
                         "b": IntervalSet([Interval(7, 9)])}
+
+
+# --------------------------------------------------------------------------- the safety judgement kept beside it
+
+SLICED = ("MODEL (name s.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), cron '@daily');\n"
+          "SELECT ds, v FROM raw.events WHERE ds BETWEEN @start_ds AND @end_ds")
+
+
+def test_a_judgement_is_taken_only_when_judged_from_the_same_model_sources_and_code(monkeypatch):
+    from pyspark_incr.safety import judge as gate
+    from pyspark_incr.safety.pushdown import Source
+
+    model = reparse(SLICED, "registry", "")
+    kept = gate.judge(model, ())
+    events = (Source("raw.events", "ds"),)
+
+    other_sources = gate.judge(model, events, kept)
+    monkeypatch.setattr(gate, "_judge", lambda *a: pytest.fail("judged again despite a judgement kept for the same"))
+    same = gate.judge(model, events, other_sources)
+
+    assert kept.key and other_sources.key != kept.key
+    assert (kept.pushdown, [p.source.name for p in other_sources.pushdown]) == ((), ["raw.events"])
+    assert same is other_sources
+    monkeypatch.setattr(gate, "_code", lambda: "another version of the judging code")
+    gate._key.cache_clear()  # keys are cached per process, whose code does not change
+    try:
+        with pytest.raises(pytest.fail.Exception):
+            gate.judge(model, events, other_sources)
+    finally:
+        gate._key.cache_clear()
+
+
+@pytest.mark.parametrize("bad", [
+    pytest.param(lambda d: d["judgement"].update({"@": "pyspark_incr.safety.rules:Verdict"}), id="not-a-judgement"),
+    pytest.param(lambda d: d["judgement"]["fields"].pop("key"), id="a-field-is-missing"),
+    pytest.param(lambda d: d["judgement"]["fields"]["verdict"].update({"@": "subprocess:Popen"}), id="class-not-ours"),
+])
+def test_a_kept_judgement_that_cannot_be_read_is_none_and_the_model_still_rebuilt(bad):
+    from pyspark_incr.safety import judge as gate
+
+    model = reparse(SLICED, "registry", "")
+    data = json.loads(to_snapshot(model, gate.judge(model, ())))
+    bad(data)
+    snapshot = json.dumps(data)
+
+    assert snapshots.judgement_of(snapshot) is None
+    _assert_same_record(model_of(snapshot, SLICED, "registry", ""), model)
+
+
+def _daily_project(spark, isolated: str, root) -> str:
+    db = f"{isolated}_db"
+    (root / "models").mkdir()
+    (root / "models" / "daily.sql").write_text(
+        f"MODEL (name {db}.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), cron '@daily', "
+        f"start '2024-01-01');\nSELECT CAST(@start_ds AS DATE) AS ds, 1 AS v\n")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    return db
+
+
+def test_a_run_in_another_application_takes_the_judgement_its_apply_kept(spark, isolated, tmp_path, monkeypatch):
+    from pyspark_incr.runtime import discard
+    from pyspark_incr.safety import judge as gate
+
+    db = _daily_project(spark, isolated, tmp_path)
+    applied = call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")
+    [row] = [r for r in StateStore(spark).read(t.ENVIRONMENTS).to_pylist() if r["model"] == f"{db}.daily"]
+    # another application: nothing parsed, judged or read yet
+    discard(spark)
+    for cache in (reparse, model_of, snapshots.judgement_of, snapshots._read, gate._judge):
+        cache.cache_clear()
+    monkeypatch.setattr(gate, "_judge", lambda *a: pytest.fail("judged again despite the judgement kept"))
+
+    ran = call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert {r.status for r in applied} == {"ok"} and json.loads(row["snapshot"])["judgement"]["fields"]["key"]
+    assert [(r.model, r.status) for r in ran] == [(f"{db}.daily", "ok")]
+    spark.catalog.refreshTable(f"{db}.daily")
+    # a row per batch: the apply's one batch (two days), then the run's day
+    assert sorted(str(r.ds) for r in spark.table(f"{db}.daily").collect()) == ["2024-01-01", "2024-01-03"]
+
+
+def test_a_version_promoted_without_building_keeps_its_judgement_too(spark, isolated, tmp_path):
+    db = _daily_project(spark, isolated, tmp_path)
+    call(spark, "apply", project=str(tmp_path), env="dev", execution_time="2024-01-03 00:00:00")
+    promoted = call(spark, "apply", project=str(tmp_path), env="prod", execution_time="2024-01-03 00:00:00")
+
+    kept = {r["env"]: json.loads(r["snapshot"]).get("judgement") for r in StateStore(spark).read(t.ENVIRONMENTS).to_pylist()
+            if r["model"] == f"{db}.daily"}
+
+    assert [r.action for r in promoted if r.model == f"{db}.daily"] == ["promote"]  # nothing built in prod
+    assert kept["prod"] is not None and kept["prod"] == kept["dev"]

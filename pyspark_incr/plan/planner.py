@@ -13,6 +13,7 @@ from functools import cached_property
 
 from sqlglot import exp
 
+from pyspark_incr import collector
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
@@ -35,6 +36,7 @@ from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
 
 
+@collector.paused()
 def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, pattern: str | None,
                  physical_schema: str | None = None, categorize: Mapping[str, str] | None = None,
                  forward_only: bool = False, restate: str | None = None) -> Plan:
@@ -72,6 +74,7 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
     return context.plan(plans)
 
 
+@collector.paused()
 def plan_run(store: StateStore, env: str, window: Window, pattern: str | None, restate: str | None = None,
              span: Interval | None = None, signals: bool = True, auto_restate: bool = False) -> Plan:
     """The models ``env`` holds, as applied, with their due missing intervals (the plan of incr.run);
@@ -215,8 +218,24 @@ class _Context:
             planned = self._intervals(plan)
         else:
             planned = self._refresh(plan)
+        if planned.safety is None and planned.records_entry and model.kind.time_sliced:
+            planned = self._kept_judgement(planned)
         self._note_changes(planned)
         return planned
+
+    def _judgement(self, model: Model) -> safety.Judgement:
+        """The safety gate's judgement of ``model``: the one its environment entry keeps, when judged from the
+        same (a plan of 10,000 due models judging each again took ten seconds), else judged now."""
+        entry = self.current.get(model.name)
+        return safety.judge(model, safety.timeseries_sources(model, self.known),
+                            entry.judgement() if entry is not None else None)
+
+    def _kept_judgement(self, plan: ModelPlan) -> ModelPlan:
+        """A version this call records without gating it (nothing missing: a promotion, a metadata change) is
+        judged all the same, so the state keeps its judgement for later runs; a refused one is left to the
+        plan that builds it, as its refusal fails only a call that would build it."""
+        judgement = self._judgement(plan.model)
+        return plan if judgement.refused else plan.but(safety=judgement)
 
     def _changed(self, model: Model, fingerprint: str, entry: EnvEntry,
                  table: exp.Table | None) -> tuple[exp.Table | None, str, str]:
@@ -291,22 +310,21 @@ class _Context:
         refused; rebuilt whole under allow_downgrade; or cut into jobs by its batch safety class, its
         timeseries sources pushed down."""
         model = plan.model
-        judgement = safety.judge(model, safety.timeseries_sources(model, self.known))
-        plan = replace(plan, safety=judgement)
+        judgement = self._judgement(model)
         if judgement.refused and not self.window.allow_downgrade:
-            return replace(plan, reason=sentences(
+            return plan.but(safety=judgement, reason=sentences(
                 plan.reason, "refused by the incremental safety check (incr.explain shows why); apply and run "
                              "fail unless the SQL is fixed, safety_overrides vouch for it or allow_downgrade => true"))
         if judgement.refused:
             whole = IntervalSet([plan.expected]).intersection(allowed)
             why = clauses(judgement.refusal.splitlines()[1:-1])
-            return replace(plan, missing=whole, batches=tuple(covering(whole)),
-                           downgraded=f"warning: downgraded to a full refresh (allow_downgrade): {why}",
-                           reason=sentences(plan.reason, "refused by the incremental safety check: allow_downgrade "
-                                                     "rebuilds it whole, in one job"))
+            return plan.but(safety=judgement, missing=whole, batches=tuple(covering(whole)),
+                            downgraded=f"warning: downgraded to a full refresh (allow_downgrade): {why}",
+                            reason=sentences(plan.reason, "refused by the incremental safety check: allow_downgrade "
+                                                          "rebuilds it whole, in one job"))
         per_partition = self.window.per_partition or judgement.batch_class == safety.PER_PARTITION_ONLY
         batches = tuple(writer_for(model).plan_batches(model, plan.expected, plan.missing, per_partition))
-        return replace(plan, batches=batches)
+        return plan.but(safety=judgement, batches=batches)
 
     def _schema_change(self, plan: ModelPlan) -> ModelPlan:
         """A forward-only change keeping a table: how its columns change, and what the policies say."""

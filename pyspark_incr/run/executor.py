@@ -339,6 +339,7 @@ class Executor:
             "source": mp.source, "model_source": mp.model.source, "context": mp.model.context,
             "table_name": mp.table_name, "start_ms": mp.start_ms, "op": op, "run_id": self.run_id,
             "conform": json.dumps(mp.conform) if mp.conform else None,
+            "judgement": mp.safety,  # kept with the version: a later plan judging it from the same takes it
         }
 
     def _result(self, mp: ModelPlan, action: str, interval: Interval | None, status: str,

@@ -28,16 +28,16 @@ rebuilt, from plain JSON values.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import json
 import math
 from enum import Enum
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from pyspark_incr.model.definition import Model, reparse
+from pyspark_incr.safety.judge import Judgement
+from pyspark_incr.version import code_digest
 
 #: Number of the encoding below; bump it when the JSON layout changes.
 ENCODING = 1
@@ -50,64 +50,85 @@ class SnapshotError(ValueError):
     """A snapshot that cannot be written or must not be used (the definition is parsed instead)."""
 
 
-def to_snapshot(model: Model) -> str:
-    """``model`` as JSON, with the format it was written in; SnapshotError for a value JSON cannot hold."""
-    return json.dumps({"format": format_version(), "model": _encode(model)}, separators=(",", ":"),
-                      ensure_ascii=False, allow_nan=False)
+def to_snapshot(model: Model, judgement: Judgement | None = None) -> str:
+    """``model`` as JSON, with the format it was written in and, when given, its safety ``judgement`` (kept
+    for a later plan judging it from the same: :func:`pyspark_incr.safety.judge.judge`); SnapshotError for a
+    value JSON cannot hold."""
+    data = {"format": format_version(), "model": _encode(model)}
+    if judgement is not None and judgement.key:
+        data["judgement"] = _encode(judgement)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def from_snapshot(text: str) -> Model:
     """The record ``text`` holds; SnapshotError when it is not a snapshot of this exact format."""
+    model = _decode(_data(text).get("model"))
+    if type(model) is not Model:
+        raise SnapshotError("not a model record")
+    return model
+
+
+def _data(text: str) -> dict:
     try:
         data = json.loads(text)
     except (TypeError, ValueError) as e:
         raise SnapshotError(f"not JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != format_version():
         raise SnapshotError("written in another format")
-    model = _decode(data.get("model"))
-    if type(model) is not Model:
-        raise SnapshotError("not a model record")
-    return model
+    return data
 
 
-def snapshot_for(definition: str, source: str, context: str) -> str | None:
-    """The snapshot of a stored definition (None when it does not parse or cannot be encoded)."""
+def snapshot_for(definition: str, source: str, context: str, judgement: Judgement | None = None) -> str | None:
+    """The snapshot of a stored definition, with its ``judgement`` when given (None when the definition does
+    not parse or cannot be encoded)."""
     try:
-        return to_snapshot(reparse(definition, source, context))
+        return to_snapshot(reparse(definition, source, context), judgement)
     except Exception:  # noqa: BLE001 - a row without a snapshot is parsed again when read; never fail a write
         return None
 
 
-@lru_cache(maxsize=8192)
+#: Sized for the state, not a working set: a plan of N models asks for N of them every call, and a cache
+#: smaller than N (8,192 until 2026-12-06) misses every one (a plan of 10,000 models parsed them all each call).
+_MODELS = 65536
+
+
+@lru_cache(maxsize=_MODELS)
 def model_of(snapshot: str | None, definition: str, source: str, context: str) -> Model:
     """The model a state row holds: rebuilt from its snapshot when that is valid, else parsed again."""
-    if snapshot:
-        try:
-            model = from_snapshot(snapshot)
-        except SnapshotError:
-            model = None
-        if model is not None and (model.definition, model.source, model.context) == (definition, source, context):
-            return model
+    model = _read(snapshot)[0] if snapshot else None
+    if model is not None and (model.definition, model.source, model.context) == (definition, source, context):
+        return model
     return reparse(definition, source, context)
+
+
+@lru_cache(maxsize=_MODELS)
+def judgement_of(snapshot: str | None) -> Judgement | None:
+    """The safety judgement kept with a snapshot; None when it has none, or one that cannot be read (judged again).
+    Its key says what it was judged from: the caller takes it only for the same (:func:`~pyspark_incr.safety.
+    judge.judge`)."""
+    raw = _read(snapshot)[1] if snapshot else None
+    try:
+        judgement = _decode(raw) if raw is not None else None
+    except SnapshotError:
+        return None
+    return judgement if type(judgement) is Judgement else None
+
+
+@lru_cache(maxsize=_MODELS)
+def _read(snapshot: str) -> tuple[Model | None, Any]:
+    """A snapshot's model (None when it is not one of this exact format) and its judgement, still as JSON."""
+    try:
+        data = _data(snapshot)
+        model = _decode(data.get("model"))
+    except SnapshotError:
+        return None, None
+    return (model if type(model) is Model else None), data.get("judgement")
 
 
 @lru_cache(maxsize=1)
 def format_version() -> str:
     """``<encoding>/<package version>/sqlglot <version>/<digest of the parsing code>``."""
-    import sqlglot
-
-    from pyspark_incr.version import __version__
-
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    for folder in _PARSING_CODE:
-        for path in sorted((root / folder).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            try:
-                digest.update(path.read_bytes())
-            except OSError:  # an install without sources: the versions alone must do
-                digest.update(b"?")
-    return f"{ENCODING}/{__version__}/sqlglot {sqlglot.__version__}/{digest.hexdigest()[:16]}"
+    return f"{ENCODING}/{code_digest(*_PARSING_CODE)}"
 
 
 # --------------------------------------------------------------------------- encoding
@@ -129,15 +150,19 @@ def _encode(value: Any) -> Any:
     raise SnapshotError(f"a {kind.__name__} cannot be kept in a snapshot")
 
 
+#: What a snapshot holds as JSON has it (a record's fields are mostly these: decoded without a call each).
+_AS_IS = frozenset({str, int, bool, type(None), float})
+
+
 def _decode(value: Any) -> Any:
     kind = type(value)
-    if kind in _PLAIN or kind is float:
+    if kind in _AS_IS:
         return value
     if kind is list:
-        return tuple(_decode(v) for v in value)
-    if kind is dict and set(value) == {"@", "fields"} and type(value["fields"]) is dict:
+        return tuple(v if type(v) in _AS_IS else _decode(v) for v in value)
+    if kind is dict and value.keys() == {"@", "fields"} and type(value["fields"]) is dict:
         return _record(_class(value["@"]), value["fields"])
-    if kind is dict and set(value) == {"@enum", "value"}:
+    if kind is dict and value.keys() == {"@enum", "value"}:
         cls = _class(value["@enum"])
         try:
             return cls(_decode(value["value"]))
@@ -148,17 +173,15 @@ def _decode(value: Any) -> Any:
 
 def _record(cls: type, values: dict[str, Any]) -> Any:
     """An instance of dataclass ``cls`` from exactly its fields (a missing or unknown one is an error)."""
-    fields = _fields(cls)
-    if set(values) != {f.name for f in fields}:
+    if values.keys() != _names(cls):
         raise SnapshotError(f"the fields of {cls.__name__} changed")
-    decoded = {f.name: _decode(values[f.name]) for f in fields}
+    init, later = _split(cls)
     try:
-        record = cls(**{f.name: decoded[f.name] for f in fields if f.init})
+        record = cls(**{n: v if type(v := values[n]) in _AS_IS else _decode(v) for n in init})
     except (TypeError, ValueError) as e:
         raise SnapshotError(f"{cls.__name__} cannot be rebuilt: {e}") from None
-    for f in fields:
-        if not f.init:
-            object.__setattr__(record, f.name, decoded[f.name])
+    for name in later:
+        object.__setattr__(record, name, _decode(values[name]))
     return record
 
 
@@ -169,6 +192,17 @@ def _path(cls: type) -> str:
 @lru_cache(maxsize=None)
 def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
     return dataclasses.fields(cls)
+
+
+@lru_cache(maxsize=None)
+def _names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in _fields(cls))
+
+
+@lru_cache(maxsize=None)
+def _split(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names of ``cls``'s fields its constructor takes, and of those it sets itself (``init=False``)."""
+    return tuple(f.name for f in _fields(cls) if f.init), tuple(f.name for f in _fields(cls) if not f.init)
 
 
 def _class(path: Any) -> type:
