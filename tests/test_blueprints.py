@@ -444,7 +444,7 @@ def test_a_project_with_sql_and_python_blueprints_is_applied_run_and_rerun_from_
     # another application, the project directory gone: each model is rebuilt from its stored entry
     moved = tmp_path / "moved"
     shutil.move(str(root), moved)
-    for cache in (reparse, snapshot.model_of, python_model.registrations):
+    for cache in (reparse, snapshot.model_of, snapshot._read, snapshot.judgement_of, python_model.registrations):
         cache.cache_clear()
     spark.sql(f"INSERT INTO {b}.source VALUES (30, 40)")
     try:

@@ -159,7 +159,7 @@ def test_a_python_model_runs_again_from_state_with_its_project_directory_gone(sp
     moved = tmp_path / "moved"
     shutil.move(str(root), moved)
     # another application: nothing parsed or run yet
-    for cache in (reparse, snapshot.model_of, python_model.registrations):
+    for cache in (reparse, snapshot.model_of, snapshot._read, snapshot.judgement_of, python_model.registrations):
         cache.cache_clear()
     try:
         before = len(_calls(log))
