@@ -98,8 +98,8 @@ def ensure_built(spark, home: str, models: int) -> None:
 
 
 def _create_objects(spark, names: list[str]) -> None:
-    """The catalog objects the models' state points at (a view each, the cheapest catalog object: ~45 ms in the
-    embedded Derby metastore, so ~8 minutes for 10,000; ``--home`` keeps them): without them the plan finds
+    """The catalog objects the models' state points at (a view each, the cheapest catalog object: 10,000 took
+    about three minutes in the embedded Derby metastore; ``--home`` keeps them): without them the plan finds
     every table missing and plans each model's whole history rebuilt, not its ten gaps."""
     from pyspark_incr import ddl
 
