@@ -99,10 +99,10 @@ def _interval(start: int, end: int, op: str, seq: int | None = None) -> dict:
 
 
 def test_coverage_folds_only_the_rows_of_files_that_appeared_since(spark, isolated, monkeypatch):
-    from pyspark_incr.state import store
+    from pyspark_incr.state import built
 
-    folded, fold = [], store._coverage
-    monkeypatch.setattr(store, "_coverage", lambda rows, since=None: folded.append(rows.num_rows) or fold(rows, since))
+    folded, fold = [], built.coverage_of
+    monkeypatch.setattr(built, "coverage_of", lambda rows, since=None: folded.append(rows.num_rows) or fold(rows, since))
     StateStore(spark).append(t.INTERVALS, [_interval(0, 10, "add"), _interval(20, 30, "add")])
     first = StateStore(spark).coverage()
     StateStore(spark).append(t.INTERVALS, [_interval(5, 25, "remove")])

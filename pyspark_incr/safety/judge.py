@@ -75,7 +75,7 @@ def judge(model: Model, sources: tuple[Source, ...], stored: Judgement | None = 
     args = _arguments(model, sources)
     if stored is not None and stored.key == _key(args):
         return stored
-    return _judge(*args)
+    return _judge(args)
 
 
 def _arguments(model: Model, sources: tuple[Source, ...]) -> tuple:
@@ -87,7 +87,7 @@ def _arguments(model: Model, sources: tuple[Source, ...]) -> tuple:
 
 @lru_cache(maxsize=65536)  # sized for the state, as the snapshots' cache: a plan asks for every model's key
 def _key(args: tuple) -> str:
-    """A digest of everything a judgement follows from (``_judge``'s arguments), the judging code included."""
+    """A digest of everything a judgement follows from (:func:`_arguments`), the judging code included."""
     *plain, sources, interval_ms = args
     text = json.dumps([_code(), *plain, [[s.name, s.column, s.fmt] for s in sources], interval_ms],
                       separators=(",", ":"), ensure_ascii=False)
@@ -101,8 +101,9 @@ def _code() -> str:
 
 
 @lru_cache(maxsize=16384)
-def _judge(name: str, definition: str, query: str, dialect: str, source: str, overrides: tuple[str, ...],
-           time_column: str, partitions: tuple[str, ...], sources: tuple[Source, ...], interval_ms: int) -> Judgement:
+def _judge(args: tuple) -> Judgement:
+    """The judgement of :func:`_arguments` ``args``, with their key."""
+    name, definition, query, dialect, source, overrides, time_column, partitions, sources, interval_ms = args
     verdict = _verdict(definition, query, dialect, partitions, [s.name for s in sources], overrides, interval_ms,
                        time_column)
     derived = bounds.derive(query, time_column, {s.name: s.column for s in sources},
@@ -113,8 +114,7 @@ def _judge(name: str, definition: str, query: str, dialect: str, source: str, ov
     by_name = {s.name: s for s in sources}
     pushdown = tuple(Pushdown(by_name[b.source], b.before_ms, b.after_ms) for b in found
                      if b.kind == bounds.BOUNDED and not refusal)  # a refused model never runs sliced
-    key = _key((name, definition, query, dialect, source, overrides, time_column, partitions, sources, interval_ms))
-    return Judgement(verdict, found, batch_class(verdict, found), refusal, pushdown, key)
+    return Judgement(verdict, found, batch_class(verdict, found), refusal, pushdown, _key(args))
 
 
 def batch_class(verdict: classify.Verdict, found: tuple[bounds.Bound, ...]) -> str:

@@ -38,9 +38,8 @@ from pyspark_incr.config import STATE_COMPACT_FILES, setting
 from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
 from pyspark_incr.state import files as state_files
-from pyspark_incr.state.store import (
-    APPEND_PREFIX, file_cache, fold_intervals, table_location, table_root, write_rows,
-)
+from pyspark_incr.state.built import fold_intervals
+from pyspark_incr.state.store import APPEND_PREFIX, file_cache, table_location, table_root, write_rows
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
 SETTLED_MS = 10 * 60_000
