@@ -262,6 +262,21 @@ class Tool:
         """Forget everything of ``workload``: its tables and its state."""
         raise NotImplementedError
 
+    def create_state(self, workload: str) -> None:
+        """Create ``workload``'s project state after a reset, before its first apply (untimed in a, d and f0).
+
+        A deployment creates its state store once, with its first apply; every model added later is
+        backfilled into state that exists. The steps time a model's first build, so the state is set-up,
+        for every contender that keeps some, and its creation is timed on its own as row ``s``.
+        """
+
+    #: Whether the contender keeps state (``create_state`` does something, timed as ``s``).
+    keeps_state = False
+
+    def extra_steps(self, workload: str) -> dict[str, tuple[Callable[[], None], Callable[[], None]]]:
+        """Steps only this contender times right after ``workload``'s: name -> (timed action, untimed check)."""
+        return {}
+
     def backfill(self, workload: str, days: int) -> None:
         """First build of ``workload`` (a, d or e): days [0, days) -- e: [days - chain_days, days) --, as of
         midnight starting day ``days``."""
@@ -318,9 +333,24 @@ def warm(tool: Tool) -> None:
             action()
         emit(tool=tool.name, mode="warm", workload=workload, rep=rep, seconds=t.seconds)
         tool.check(*check)
+        for name, (extra, verify) in tool.extra_steps(workload).items():
+            with timed() as t:
+                extra()
+            emit(tool=tool.name, mode="warm", workload=name, rep=rep, seconds=t.seconds)
+            verify()
+
+    states = itertools.count()
+
+    def fresh(workload: str, timed_as_s: bool = True) -> None:
+        """Forget ``workload``, then create its project's state (timed as ``s``, not as the step after)."""
+        tool.reset(workload)
+        with timed() as t:
+            tool.create_state(workload)
+        if tool.keeps_state and timed_as_s:
+            emit(tool=tool.name, mode="warm", workload="s", rep=next(states), seconds=t.seconds)
 
     if unit("a"):  # warm-up: the first runs of each path compile Spark's code and the tool's
-        tool.reset("a")
+        fresh("a", timed_as_s=False)
         tool.backfill("a", 30)
         for newest in range(30, 30 + WARM_UP_RUNS):  # a tool's daily run may take another path than its backfill
             tool.run("a", newest)
@@ -329,7 +359,7 @@ def warm(tool: Tool) -> None:
             tool.run("a", 29 + WARM_UP_RUNS)
     for rep in range(spec.reps_a):
         if unit("a"):
-            tool.reset("a")
+            fresh("a")
             # every repetition reads days it never listed, as the first does (its warm-up read 35 of the 365): a
             # contender keeping the listing of the repetition before would read it while others list again
             spark.catalog.refreshTable("src.events")
@@ -344,7 +374,7 @@ def warm(tool: Tool) -> None:
             step("c", rep, lambda: tool.run("a", newest), ("a", newest))
     for rep in range(spec.reps_d):
         if unit("d"):
-            tool.reset("d")
+            fresh("d")
             step("d", rep, lambda: tool.backfill("d", spec.days), ("d", spec.days - 1))
     if unit("e"):
         tool.reset("e")
@@ -357,7 +387,7 @@ def warm(tool: Tool) -> None:
     for snap in range(spec.snapshots):
         if unit("f"):
             if snap == 0:
-                tool.reset("f")
+                fresh("f")
             point_items(spark, snap)
             step("f" if snap else "f0", snap, lambda: tool.run("f", snap), ("f", snap))
 
@@ -393,6 +423,7 @@ def cold(tool: Tool, workload: str, arg: int) -> None:
     with timed() as prep:
         if workload in ("a", "d"):
             tool.reset(workload)
+            tool.create_state(workload)
         if workload == "f":
             point_items(tool.spark, arg)
     run: Callable[[], None] = {

@@ -67,6 +67,13 @@ class Incr(Tool):
         for name in self.objects(workload):
             self.spark.sql(f"DROP VIEW IF EXISTS {name}")
 
+    keeps_state = True
+
+    def create_state(self, workload: str) -> None:
+        """The project's state schema and tables, as its first call creates them (any call reading state)."""
+        self._use(workload)
+        self.spark.sql("CALL incr.environments()").collect()
+
     def backfill(self, workload: str, days: int) -> None:
         self._use(workload)
         self._call(f"CALL incr.apply(project => '{self._project(workload)}', execution_time => '{_at(days)}')")

@@ -170,6 +170,12 @@ class SQLMesh(Tool):
         shutil.rmtree(self._project(workload) / ".cache", ignore_errors=True)
         self._context(workload)  # loading the project is setup, not backfill
 
+    keeps_state = True
+
+    def create_state(self, workload: str) -> None:
+        """The project's DuckDB state, migrated as its first plan would (Context.state_sync does it)."""
+        self._context(workload).state_sync
+
     def backfill(self, workload: str, days: int) -> None:
         """``sqlmesh plan`` of the new project, auto-applied: creates the tables and fills days [0, days)."""
         self._plan(workload, days)
