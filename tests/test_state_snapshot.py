@@ -303,3 +303,63 @@ def test_a_version_promoted_without_building_keeps_its_judgement_too(spark, isol
 
     assert [r.action for r in promoted if r.model == f"{db}.daily"] == ["promote"]  # nothing built in prod
     assert kept["prod"] is not None and kept["prod"] == kept["dev"]
+
+
+def _another_application(spark) -> None:
+    """What a fresh process has: nothing parsed, judged or read yet."""
+    from pyspark_incr.runtime import discard
+    from pyspark_incr.safety import judge as gate
+
+    discard(spark)
+    for cache in (reparse, model_of, snapshots.judgement_of, snapshots._read, gate._judge, gate._key):
+        cache.cache_clear()
+
+
+def _rows_of(spark, model: str) -> list[dict]:
+    rows = StateStore(spark).read(t.ENVIRONMENTS).to_pylist()
+    return sorted((r for r in rows if r["model"] == model), key=lambda r: r["seq"])
+
+
+def test_an_apply_after_an_upgrade_records_kept_versions_again_with_fresh_snapshots(spark, isolated, tmp_path,
+                                                                                   monkeypatch):
+    from pyspark_incr.safety import judge as gate
+
+    db = _daily_project(spark, isolated, tmp_path)
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")
+    [before] = _rows_of(spark, f"{db}.daily")
+    [(_, _, _, applied_at)] = [r for r in call(spark, "environments") if r.env == "prod"]
+    # an upgrade changing the parsing and judging code: no kept snapshot or judgement is taken any more
+    monkeypatch.setattr(snapshots, "format_version", lambda: "another version of the parsing code")
+    monkeypatch.setattr(gate, "_code", lambda: "another version of the judging code")
+    _another_application(spark)
+
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")  # nothing stale now
+    rows = _rows_of(spark, f"{db}.daily")
+    _another_application(spark)
+    parsed, judged, judge = [], [], gate._judge  # counted, not failed inside the call (which would never return)
+    monkeypatch.setattr(snapshots, "reparse", lambda *a: parsed.append(a) or reparse(*a))
+    monkeypatch.setattr(gate, "_judge", lambda *a: judged.append(a) or judge(*a))
+    ran = call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert (parsed, judged) == ([], [])
+    assert len(rows) == 2  # the second apply after the upgrade found nothing to record again
+    kept, again = (json.loads(r["snapshot"]) for r in rows)
+    assert again["format"] == "another version of the parsing code" != kept["format"]
+    assert again["judgement"]["fields"]["key"] != kept["judgement"]["fields"]["key"]
+    same = ("fingerprint", "metadata_hash", "definition", "source", "model_source", "context", "table_name",
+            "start_ms", "conform", "op")
+    assert {k: rows[1][k] for k in same} == {k: before[k] for k in same}
+    assert [(r.model, r.status) for r in ran] == [(f"{db}.daily", "ok")]
+    # recording the same version again is no change of the environment
+    assert [r.updated_at for r in call(spark, "environments") if r.env == "prod"] == [applied_at]
+
+
+def test_an_apply_of_kept_versions_with_current_snapshots_records_nothing_again(spark, isolated, tmp_path):
+    db = _daily_project(spark, isolated, tmp_path)
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")
+    _another_application(spark)
+
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-05 00:00:00")
+
+    assert len(_rows_of(spark, f"{db}.daily")) == 1

@@ -75,6 +75,9 @@ class ModelPlan:
     signal_error: str = ""
     #: The version the environment holds, for a changed or metadata-changed model (what the plan's diff compares).
     previous: Model | None = field(default=None, compare=False, repr=False)
+    #: An apply's unchanged version whose kept snapshot or judgement this code cannot take (an upgrade changed
+    #: the parsing or judging code): its environment entry with a fresh one, recorded again as it is.
+    restamp: Any = field(default=None, compare=False, repr=False)
 
     @property
     def unsafe(self) -> str:

@@ -18,7 +18,7 @@ from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, env_key, owner_id
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore
+from pyspark_incr.state.store import EnvEntry, StateStore, entry_of
 from pyspark_incr.writers import tables
 
 
@@ -99,9 +99,17 @@ def _drop_if_empty(spark: Any, schema: str) -> None:
 
 
 def _last_changes(store: StateStore) -> dict[str, Any]:
+    """When an apply last changed what each environment holds: a row recording the entry its model already
+    had (an apply after an upgrade refreshing a kept snapshot) changes nothing."""
     rows = store.read(t.ENVIRONMENTS)
+    holds: dict[tuple[str, str], EnvEntry | None] = {}
     latest: dict[str, Any] = {}
-    for env, at in zip(rows.column("env").to_pylist(), rows.column("at").to_pylist()) if rows.num_rows else ():
+    for row in rows.sort_by("seq").to_pylist() if rows.num_rows else ():
+        slot, entry = (row["env"], row["model"]), entry_of(row) if row["op"] == "apply" else None
+        if slot in holds and holds[slot] == entry:
+            continue
+        holds[slot] = entry
+        at, env = row["at"], row["env"]
         if at is not None and (env not in latest or at > latest[env]):
             latest[env] = at
     return latest

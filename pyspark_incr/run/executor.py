@@ -36,7 +36,7 @@ from pyspark_incr.errors import AuditFailed, ModelDefinitionError
 from pyspark_incr.run import audits, lanes, progress, settings
 from pyspark_incr.run.locks import NoFence, env_key, table_key
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore
+from pyspark_incr.state.store import StateStore, entry_row
 from pyspark_incr.writers import promote, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
@@ -270,11 +270,13 @@ class Executor:
         A changed model whose build failed keeps the version the environment had (its new table
         keeps what was built, for the next apply to continue).
         """
-        if any(mp.promotes or mp.records_entry for mp in built) and self._superseded(built):
+        restamps = [mp.restamp for mp in built if mp.restamp is not None]
+        writes = bool(restamps) or any(mp.promotes or mp.records_entry for mp in built)
+        if writes and self._superseded(built):
             return
-        if any(mp.promotes or mp.records_entry for mp in built):
+        if writes:
             self.fence.commit(env_key(self.plan.env), "promote")
-        rows = []
+        rows = [entry_row(self.plan.env, entry, self.run_id) for entry in restamps]
         for mp in built:
             if mp.promotes:
                 started = time.monotonic()

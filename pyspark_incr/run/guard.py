@@ -98,7 +98,7 @@ def written(plan: Plan) -> set[str]:
         # a table an environment is pointed at is claimed too: the janitor must not drop it meanwhile
         if _writes_table(mp) or (mp.promotes and mp.builds_object and mp.table_name):
             keys.add(table_key(mp.table_name))
-        if mp.change == REMOVED or mp.promotes or mp.records_entry:
+        if mp.change == REMOVED or mp.promotes or mp.records_entry or mp.restamp is not None:
             keys.add(env_key(plan.env))
     return keys
 

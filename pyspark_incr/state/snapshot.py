@@ -101,6 +101,12 @@ def model_of(snapshot: str | None, definition: str, source: str, context: str) -
     return reparse(definition, source, context)
 
 
+def holds(snapshot: str | None, definition: str, source: str, context: str) -> bool:
+    """Whether this code takes ``snapshot`` for that definition (False: each process parses it again)."""
+    model = _read(snapshot)[0] if snapshot else None
+    return model is not None and (model.definition, model.source, model.context) == (definition, source, context)
+
+
 @lru_cache(maxsize=_MODELS)
 def judgement_of(snapshot: str | None) -> Judgement | None:
     """The safety judgement kept with a snapshot; None when it has none, or one that cannot be read (judged again).

@@ -57,6 +57,12 @@ class EnvEntry:
         """The safety judgement kept with the applied version, if any (valid only where its key matches)."""
         return snapshots.judgement_of(self.snapshot)
 
+    @property
+    def snapshot_taken(self) -> bool:
+        """Whether this code rebuilds the model from the kept snapshot (False after an upgrade changing the
+        parsing code, or for rows written before snapshots: every process parses the definition again)."""
+        return snapshots.holds(self.snapshot, self.definition, self.model_source or "registry", self.context or "")
+
 
 class StateStore:
     """The state of one Spark session's catalog, in schema ``spark.incr.stateSchema``."""
@@ -347,14 +353,22 @@ def _held(rows: pa.Table, env: str | None = None) -> dict[str, dict[str, EnvEntr
     rows = rows.select([c for c in rows.column_names if c in _ENTRY_COLUMNS])
     current: dict[str, dict[str, EnvEntry | None]] = {}
     for row in _in_seq(rows):
-        current.setdefault(row["env"], {})[row["model"]] = _entry(row) if row["op"] == "apply" else None
+        current.setdefault(row["env"], {})[row["model"]] = entry_of(row) if row["op"] == "apply" else None
     return {e: {k: v for k, v in models.items() if v is not None} for e, models in current.items()}
 
 
 _ENTRY_COLUMNS = frozenset(EnvEntry.__dataclass_fields__) | {"env", "op", "seq"}
 
 
-def _entry(row: dict[str, Any]) -> EnvEntry:
+def entry_row(env: str, entry: EnvEntry, run_id: str) -> dict[str, Any]:
+    """The ENVIRONMENTS row recording ``entry`` in ``env`` again, as it is (its snapshot included)."""
+    return {**{f: getattr(entry, f) for f in EnvEntry.__dataclass_fields__}, "env": env, "op": "apply",
+            "run_id": run_id}
+
+
+def entry_of(row: dict[str, Any]) -> EnvEntry:
+    """The entry an 'apply' row of ENVIRONMENTS records (equal to another recording the same version: the
+    snapshot is a cache, not compared)."""
     return EnvEntry(**{f: row[f] for f in EnvEntry.__dataclass_fields__ if f in row})
 
 
