@@ -4,9 +4,10 @@ Measures (1) computing one model's missing intervals from its coverage, and (2) 
 N such models end to end (state read from the catalog included), on the embedded default:
 the state is written, every Python cache emptied, then the models are planned three times.
 
-    .venv/bin/python bench/plan_scale.py [--models 1000] [--profile FILE] [--fresh-jvm] [--home DIR]
+    .venv/bin/python bench/plan_scale.py [--models 1000] [--profile FILE] [--fresh-jvm] [--home DIR] [--upgrade]
 
-Prints one line per figure; docs/benchmarks.md records the latest run.
+Prints one line per figure; docs/benchmarks.md records the latest run. ``--upgrade`` times instead what
+an upgrade changing the parsing and judging code costs (see :func:`bench_upgrade`).
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def build_state(spark, models: int, objects: bool = True) -> None:
     store = StateStore(spark)
     env_rows, interval_rows = [], []
     for i in range(models):
-        text = (f"MODEL (name bench.m{i}, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2020-01-01', "
-                f"cron '*/5 * * * *'); SELECT ts, x FROM raw.src WHERE ts BETWEEN @start_dt AND @end_dt")
+        text = definition(i)
         model = parse_model(text)
         table = table_for(model.name, "prod").sql("spark")
         env_rows.append({"env": "prod", "model": model.name, "fingerprint": data_hash(model),
@@ -73,8 +73,27 @@ def build_state(spark, models: int, objects: bool = True) -> None:
                                   "start_ms": r.start, "end_ms": r.end, "op": "add", "run_id": "bench"})
     store.append(t.ENVIRONMENTS, env_rows)
     store.append(t.INTERVALS, interval_rows)
+    register(spark, models)
     if objects:
         _create_objects(spark, [row["table_name"] for row in env_rows])
+
+
+def definition(i: int) -> str:
+    """Model ``i``'s definition: five-minute cron since 2020."""
+    return (f"MODEL (name bench.m{i}, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2020-01-01', "
+            f"cron '*/5 * * * *'); SELECT ts, x FROM raw.src WHERE ts BETWEEN @start_dt AND @end_dt")
+
+
+def register(spark, models: int) -> None:
+    """The models in the catalog registry (as ``incr.create_model`` records them), when they are not: what an
+    ``incr.apply`` without a project makes the environment match."""
+    from pyspark_incr.state import tables as t
+    from pyspark_incr.state.store import StateStore
+
+    store = StateStore(spark)
+    if not store.registry():
+        store.append(t.MODELS, [{"name": f"bench.m{i}", "definition": definition(i), "op": "create"}
+                                for i in range(models)])
 
 
 def ensure_built(spark, home: str, models: int) -> None:
@@ -162,6 +181,44 @@ def bench_plan(models: int, profile: str | None = None, fresh_jvm: bool = False,
     return timings[0], min(timings[1:])
 
 
+def bench_upgrade(models: int, home: str) -> tuple[float, float, float]:
+    """An upgrade changing the parsing and judging code, in this process: every snapshot and judgement the state
+    keeps is stale. Times the first plan finding them so, the ``incr.apply`` (of the registry, as of the models'
+    start: nothing to build) recording the kept versions again with fresh ones, and the first plan after it.
+    The state is left as a later version would find it: the next invocation writes it again."""
+    from pyspark_incr.bridge.session import embedded_session
+    from pyspark_incr.plan.planner import Window, plan_run
+    from pyspark_incr.safety import judge
+    from pyspark_incr.state import snapshot
+    from pyspark_incr.state.store import StateStore
+
+    spark = embedded_session(home)
+    spark.sparkContext.setLogLevel("ERROR")
+    ensure_built(spark, home, models)
+    register(spark, models)
+    plan_run(StateStore(spark), "prod", Window(NOW), None)  # the JVM warm, as in bench_plan
+    marker, parsing, judging = Path(home) / f"built-{models}", snapshot.format_version(), judge._code()
+    snapshot.format_version = lambda: f"{parsing} upgraded"
+    judge._code = lambda: f"{judging} upgraded"
+    marker.write_text("written by an upgraded version")
+
+    def first_plan() -> float:
+        forget_process_caches(spark)
+        started = time.perf_counter()
+        plan_run(StateStore(spark), "prod", Window(NOW), None)
+        return time.perf_counter() - started
+
+    stale = first_plan()
+    forget_process_caches(spark)
+    started = time.perf_counter()
+    rows = spark.sql("CALL incr.apply(execution_time => '2020-01-01 00:05:00')").collect()
+    applied = time.perf_counter() - started
+    assert not [r for r in rows if r["status"] != "ok"], rows[:3]
+    fresh = first_plan()
+    spark.stop()
+    return stale, applied, fresh
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=1000)
@@ -171,8 +228,18 @@ def main() -> None:
                         help="build the state in another process, so the first plan also starts this JVM's catalog")
     parser.add_argument("--home", metavar="DIR",
                         help="build the state and the catalog's objects here once; later invocations reuse them")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="time a plan after an upgrade changing the parsing code, the apply refreshing the "
+                             "state's snapshots, and a plan after it (needs --home)")
     parser.add_argument("--build", metavar="HOME", help=argparse.SUPPRESS)  # the state-building process
     args = parser.parse_args()
+    if args.upgrade:
+        if not args.home:
+            raise SystemExit("--upgrade needs --home (the state it makes stale is written again by the next run)")
+        stale, applied, fresh = bench_upgrade(args.models, args.home)
+        print(f"after an upgrade, {args.models} models: first plan {stale:.2f} s; the apply recording them again "
+              f"{applied:.2f} s; first plan after it {fresh:.2f} s")
+        return
     if args.build:
         from pyspark_incr.bridge.session import embedded_session
 

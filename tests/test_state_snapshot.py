@@ -363,3 +363,29 @@ def test_an_apply_of_kept_versions_with_current_snapshots_records_nothing_again(
     call(spark, "apply", project=str(tmp_path), execution_time="2024-01-05 00:00:00")
 
     assert len(_rows_of(spark, f"{db}.daily")) == 1
+
+
+def test_an_environments_history_folds_to_each_models_last_row_in_seq_order():
+    import random
+
+    from pyspark_incr.state.store import _held, entry_of
+
+    rng = random.Random(7)
+    rows = []
+    for k in range(400):  # applies, re-applies and removals of a few models in two environments, seq shuffled
+        op = rng.choice(["apply", "apply", "remove"])
+        rows.append({"env": rng.choice(["prod", "dev"]), "model": f"s.m{rng.randrange(12)}", "fingerprint": f"f{k}",
+                     "metadata_hash": "h", "definition": f"d{k}", "source": "registry", "table_name": f"s.t{k}",
+                     "start_ms": None, "op": op, "seq": rng.randrange(10**6), "at": None})
+    rng.shuffle(rows)
+    table = pa.Table.from_pylist(rows, schema=t.ENVIRONMENTS.schema)
+    folded: dict[str, dict] = {}
+    for row in sorted(table.to_pylist(), key=lambda r: r["seq"]):  # the fold itself: every row in turn, the last one wins
+        folded.setdefault(row["env"], {})[row["model"]] = entry_of(row) if row["op"] == "apply" else None
+    expected = {env: {m: e for m, e in models.items() if e is not None} for env, models in folded.items()}
+
+    held = _held(table)
+
+    assert held == expected
+    assert [list(models) for models in held.values()] == [list(models) for models in expected.values()]
+    assert list(held) == list(expected)

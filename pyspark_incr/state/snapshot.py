@@ -95,16 +95,20 @@ _MODELS = 65536
 @lru_cache(maxsize=_MODELS)
 def model_of(snapshot: str | None, definition: str, source: str, context: str) -> Model:
     """The model a state row holds: rebuilt from its snapshot when that is valid, else parsed again."""
-    model = _read(snapshot)[0] if snapshot else None
-    if model is not None and (model.definition, model.source, model.context) == (definition, source, context):
-        return model
-    return reparse(definition, source, context)
+    return _taken(snapshot, definition, source, context) or reparse(definition, source, context)
 
 
 def holds(snapshot: str | None, definition: str, source: str, context: str) -> bool:
     """Whether this code takes ``snapshot`` for that definition (False: each process parses it again)."""
+    return _taken(snapshot, definition, source, context) is not None
+
+
+def _taken(snapshot: str | None, definition: str, source: str, context: str) -> Model | None:
+    """The snapshot's model when it is valid and of exactly that definition."""
     model = _read(snapshot)[0] if snapshot else None
-    return model is not None and (model.definition, model.source, model.context) == (definition, source, context)
+    if model is not None and (model.definition, model.source, model.context) == (definition, source, context):
+        return model
+    return None
 
 
 @lru_cache(maxsize=_MODELS)

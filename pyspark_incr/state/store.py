@@ -351,10 +351,24 @@ def _held(rows: pa.Table, env: str | None = None) -> dict[str, dict[str, EnvEntr
     # only what an entry holds: turning every row's other columns (its time, run id) into Python objects
     # took a fifth of reading 10,000 models' environment
     rows = rows.select([c for c in rows.column_names if c in _ENTRY_COLUMNS])
-    current: dict[str, dict[str, EnvEntry | None]] = {}
-    for row in _in_seq(rows):
-        current.setdefault(row["env"], {})[row["model"]] = entry_of(row) if row["op"] == "apply" else None
-    return {e: {k: v for k, v in models.items() if v is not None} for e, models in current.items()}
+    current: dict[str, dict[str, EnvEntry]] = {}
+    for row in _latest(rows).to_pylist():
+        models = current.setdefault(row["env"], {})
+        if row["op"] == "apply":
+            models[row["model"]] = entry_of(row)
+    return current
+
+
+def _latest(rows: pa.Table) -> pa.Table:
+    """Each (env, model)'s last row in ``seq`` order, the slots in the order they first appear: what folding
+    every row leaves, without turning the rows it supersedes into Python objects (an environment's history
+    grows with every apply: 20,000 rows of 10,000 models made a first plan 0.5 s slower)."""
+    if not rows.num_rows:
+        return rows
+    ordered = rows.sort_by("seq")
+    ordered = ordered.append_column("__row", pa.array(range(ordered.num_rows), pa.int64()))
+    slots = ordered.group_by(["env", "model"], use_threads=False).aggregate([("__row", "min"), ("__row", "max")])
+    return ordered.take(slots.sort_by("__row_min")["__row_max"]).drop_columns(["__row"])
 
 
 _ENTRY_COLUMNS = frozenset(EnvEntry.__dataclass_fields__) | {"env", "op", "seq"}
