@@ -389,3 +389,5 @@ def test_an_environments_history_folds_to_each_models_last_row_in_seq_order():
     assert held == expected
     assert [list(models) for models in held.values()] == [list(models) for models in expected.values()]
     assert list(held) == list(expected)
+    assert _held(table, "dev") == {"dev": expected["dev"]} and _held(table, "qa") == {}
+    assert _held(t.ENVIRONMENTS.schema.empty_table()) == {} == _held(t.ENVIRONMENTS.schema.empty_table(), "dev")
