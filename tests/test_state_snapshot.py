@@ -368,7 +368,7 @@ def test_an_apply_of_kept_versions_with_current_snapshots_records_nothing_again(
 def test_an_environments_history_folds_to_each_models_last_row_in_seq_order():
     import random
 
-    from pyspark_incr.state.store import _held, entry_of
+    from pyspark_incr.state.entries import entry_of, held as _held
 
     rng = random.Random(7)
     rows = []

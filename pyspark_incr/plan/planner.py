@@ -26,13 +26,13 @@ from pyspark_incr.plan.listing import Listing
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
     ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
 )
+from pyspark_incr.plan.restamp import restamped
 from pyspark_incr.plan.restatement import Restatement, restatement
 from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.sqltext import stored_table
-from pyspark_incr.state.snapshot import SnapshotError, to_snapshot
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
 
@@ -62,7 +62,7 @@ def plan_changes(store: StateStore, desired: Desired, env: str, window: Window, 
         entry = current.get(model.name)
         if model.name in chosen:
             planned = context.model_plan(model, entry, desired.source[model.name], held=model.name in held)
-            plans.append(context.restamped(planned, entry))
+            plans.append(restamped(planned, entry, context.known))
         elif entry is not None:  # not planned, but its children's fingerprints need the version it has
             known[model.name] = applied[model.name]
             context.hashes[model.name] = entry.fingerprint
@@ -238,22 +238,6 @@ class _Context:
         plan that builds it, as its refusal fails only a call that would build it."""
         judgement = self._judgement(plan.model)
         return plan if judgement.refused else plan.but(safety=judgement)
-
-    def restamped(self, plan: ModelPlan, entry: EnvEntry | None) -> ModelPlan:
-        """``plan`` of a version the environment keeps as it is, with its entry freshly snapshotted when this code
-        cannot take the kept snapshot or judgement (an upgrade changed the parsing or judging code): the apply
-        records it again, where every later process would parse and judge it anew (3 ms a model, each process)."""
-        if entry is None or plan.records_entry:
-            return plan
-        model, kept = entry.parsed(), entry.judgement()
-        judgement = (safety.judge(model, safety.timeseries_sources(model, self.known), kept)
-                     if model.kind.time_sliced else kept)
-        if entry.snapshot_taken and judgement is kept:
-            return plan
-        try:
-            return plan.but(restamp=replace(entry, snapshot=to_snapshot(model, judgement)))
-        except SnapshotError:  # a definition a snapshot cannot hold is parsed by every process, as before
-            return plan
 
     def _changed(self, model: Model, fingerprint: str, entry: EnvEntry,
                  table: exp.Table | None) -> tuple[exp.Table | None, str, str]:

@@ -15,6 +15,7 @@ from pyspark_incr.plan.safety import Judgement
 from pyspark_incr.plan.schema_change import SchemaChange
 from pyspark_incr.plan.window import Window
 from pyspark_incr.safety.pushdown import Pushdown
+from pyspark_incr.state.entries import EnvEntry
 from pyspark_incr.sqltext import table_sql
 from pyspark_incr.writers import can_build
 
@@ -77,7 +78,7 @@ class ModelPlan:
     previous: Model | None = field(default=None, compare=False, repr=False)
     #: An apply's unchanged version whose kept snapshot or judgement this code cannot take (an upgrade changed
     #: the parsing or judging code): its environment entry with a fresh one, recorded again as it is.
-    restamp: Any = field(default=None, compare=False, repr=False)
+    restamp: EnvEntry | None = field(default=None, compare=False, repr=False)
 
     @property
     def unsafe(self) -> str:

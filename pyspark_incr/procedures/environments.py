@@ -18,7 +18,8 @@ from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, env_key, owner_id
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import EnvEntry, StateStore, entry_of
+from pyspark_incr.state.entries import EnvEntry, entry_of
+from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables
 
 

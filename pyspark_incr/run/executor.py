@@ -36,7 +36,8 @@ from pyspark_incr.errors import AuditFailed, ModelDefinitionError
 from pyspark_incr.run import audits, lanes, progress, settings
 from pyspark_incr.run.locks import NoFence, env_key, table_key
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.store import StateStore, entry_row
+from pyspark_incr.state.entries import entry_row
+from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import promote, tables, writer_for
 from pyspark_incr.writers.base import BuildContext, first_line
 
