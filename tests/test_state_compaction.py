@@ -109,6 +109,50 @@ def test_a_compaction_cut_off_between_its_write_and_its_deletes_leaves_the_same_
     assert len(_files(spark, schema, t.INTERVALS)) == 1
 
 
+def test_environment_rows_folded_with_any_part_of_what_they_fold_leave_the_same_environments():
+    import itertools
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    import pyarrow as pa
+
+    from pyspark_incr.procedures.environments import _last_changes
+    from pyspark_incr.state.entries import held
+
+    rng, start = random.Random(3), datetime(2026, 1, 1, tzinfo=timezone.utc)
+    files, seq = [], 0
+    for f in range(6):  # applies, refreshes (the same version again), removals of a few models, a file per apply
+        rows = []
+        for _ in range(rng.randrange(1, 5)):
+            seq += 1
+            rows.append({"env": rng.choice(["prod", "dev"]), "model": f"s.m{rng.randrange(3)}",
+                         "fingerprint": f"f{rng.randrange(2)}", "op": rng.choice(["apply", "apply", "remove"]),
+                         "snapshot": f"s{seq}", "seq": seq, "at": start + timedelta(hours=seq)})
+        files.append(t.to_arrow(t.ENVIRONMENTS, rows))
+    last = {}  # an upgrade's apply last: every model's version recorded again, the latest rows of all
+    for row in pa.concat_tables(files).sort_by("seq").to_pylist():
+        last[(row["env"], row["model"])] = row
+    again = [{**row, "seq": seq + k, "at": start + timedelta(days=30, hours=k), "snapshot": "fresh"}
+             for k, row in enumerate(r for r in last.values() if r["op"] == "apply")]
+    files.append(t.to_arrow(t.ENVIRONMENTS, again))
+    seq += len(again)
+    everything = pa.concat_tables(files)
+    folded = compact._FOLDS["environments"](everything, seq, 0)
+
+    class Store:  # what _last_changes reads: the table's rows
+        def __init__(self, rows):
+            self.rows = rows
+
+        def read(self, table):
+            return self.rows
+
+    want = (held(everything), _last_changes(Store(everything)))
+    assert folded.num_rows < everything.num_rows
+    for kept in itertools.chain.from_iterable(itertools.combinations(files, n) for n in range(len(files) + 1)):
+        seen = pa.concat_tables([*kept, folded])  # a reader between the folded file's write and the deletes
+        assert (held(seen), _last_changes(Store(seen))) == want
+
+
 def test_compaction_drops_dead_lock_rows_of_older_versions_and_keeps_live_ones(spark, isolated):
     store = StateStore(spark)
     long_ago_ms = AN_HOUR_AGO_NS // 1_000_000

@@ -355,6 +355,40 @@ def test_an_apply_after_an_upgrade_records_kept_versions_again_with_fresh_snapsh
     assert [r.updated_at for r in call(spark, "environments") if r.env == "prod"] == [applied_at]
 
 
+def test_compaction_folds_a_version_recorded_again_into_the_row_before_it(spark, isolated, tmp_path, monkeypatch):
+    import time
+
+    from pyspark_incr.safety import judge as gate
+    from pyspark_incr.state import compact
+
+    db = _daily_project(spark, isolated, tmp_path)
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")
+    [(_, _, _, applied_at)] = [r for r in call(spark, "environments") if r.env == "prod"]
+    monkeypatch.setattr(snapshots, "format_version", lambda: "another version of the parsing code")
+    monkeypatch.setattr(gate, "_code", lambda: "another version of the judging code")
+    _another_application(spark)
+    call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")  # records it again
+    store = StateStore(spark)
+    [_, again] = _rows_of(spark, f"{db}.daily")
+    held = store.environment("prod")
+    an_hour_on = int(time.time() * 1000) + 3_600_000  # every row settled
+
+    folded = compact.compact(spark, store.schema, t.ENVIRONMENTS, now_ms=an_hour_on)
+    _another_application(spark)
+    parsed, judged, judge = [], [], gate._judge
+    monkeypatch.setattr(snapshots, "reparse", lambda *a: parsed.append(a) or reparse(*a))
+    monkeypatch.setattr(gate, "_judge", lambda *a: judged.append(a) or judge(*a))
+    ran = call(spark, "run", execution_time="2024-01-04 00:00:00")
+
+    assert folded == 2
+    [row] = _rows_of(spark, f"{db}.daily")
+    assert {k: row[k] for k in ("seq", "snapshot", "run_id")} == {k: again[k] for k in ("seq", "snapshot", "run_id")}
+    assert StateStore(spark).environment("prod") == held
+    assert [r.updated_at for r in call(spark, "environments") if r.env == "prod"] == [applied_at]
+    assert (parsed, judged) == ([], [])  # the fresh snapshot is the one kept
+    assert [(r.model, r.status) for r in ran] == [(f"{db}.daily", "ok")]
+
+
 def test_an_apply_of_kept_versions_with_current_snapshots_records_nothing_again(spark, isolated, tmp_path):
     db = _daily_project(spark, isolated, tmp_path)
     call(spark, "apply", project=str(tmp_path), execution_time="2024-01-03 00:00:00")

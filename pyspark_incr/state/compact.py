@@ -7,7 +7,9 @@ data files, the call that wrote last folds the *settled* ones into one file:
 - ``intervals``: each physical table's rows fold to its current interval set, written as a
   reset (``remove`` of all time) followed by one ``add`` per contiguous range;
 - ``locks``: the rows of claims whose lease ended before the cutoff are dropped (dead);
-- ``environments``, ``models``, ``runs``: rows are kept as they are (history), duplicates dropped.
+- ``environments``, ``models``, ``runs``: rows are kept as they are (history), duplicates dropped; an
+  environment's row recording its model's version again as it was (an apply refreshing kept snapshots after
+  an upgrade) is folded into the row before it, so upgrades do not grow the history a plan folds.
 
 Folding is crash-safe and needs no lock, because of how the folded rows are ordered:
 
@@ -20,7 +22,10 @@ Folding is crash-safe and needs no lock, because of how the folded rows are orde
   folded rows sort after the prefix and *reset* each table's intervals to what the prefix
   folds to, so any subset of the prefix followed by the folded rows means the same state.
 - Kept rows (environments, models, runs, live locks) keep their ``seq``: any subset of the
-  prefix plus the folded rows has the same latest row per key, so the same state.
+  prefix plus the folded rows has the same latest row per key, so the same state. A folded
+  environment row is the later of the two it stands for (its ``seq``, its fresh snapshot) with the
+  earlier one's time: beside either of them it records the same version, and the change's time is the
+  earliest of the equal rows, as ``incr.environments`` reads it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
 from pyspark_incr.state import files as state_files
 from pyspark_incr.state.built import fold_intervals
+from pyspark_incr.state.entries import entry_of
 from pyspark_incr.state.store import APPEND_PREFIX, file_cache, table_location, table_root, write_rows
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
@@ -213,8 +219,37 @@ def _kept(rows: pa.Table, top: int, cutoff_ms: int) -> pa.Table:
     return _distinct(rows)
 
 
-for _table in (t.ENVIRONMENTS, t.MODELS, t.RUNS):
+for _table in (t.MODELS, t.RUNS):
     folds(_table)(_kept)
+
+
+@folds(t.ENVIRONMENTS)
+def _environments(rows: pa.Table, top: int, cutoff_ms: int) -> pa.Table:
+    """History rows each once, a version recorded again as it was folded into the row before it: the later
+    row (its ``seq`` and snapshot, the one folding keeps) at the earlier row's time (when the version came).
+
+    >>> from datetime import datetime, timezone
+    >>> def row(seq, fingerprint, at, snapshot=None, op="apply"):
+    ...     return {"env": "prod", "model": "db.m", "fingerprint": fingerprint, "op": op, "seq": seq,
+    ...             "at": datetime(2026, 1, at, tzinfo=timezone.utc), "snapshot": snapshot}
+    >>> history = [row(1, "f1", 1), row(2, "f1", 5, "fresh"), row(3, "f2", 6), row(4, "f2", 7, op="remove"),
+    ...            row(5, "f2", 8), row(6, "f2", 9, "fresh")]
+    >>> [(r["seq"], r["at"].day, r["snapshot"]) for r in _environments(t.to_arrow(t.ENVIRONMENTS, history), 6, 0)
+    ...  .to_pylist()]  # f1 refreshed: one row; f2 removed and applied again, then refreshed: three
+    [(2, 1, 'fresh'), (3, 6, None), (4, 7, None), (6, 8, 'fresh')]
+    """
+    kept: list[dict] = []
+    last: dict[tuple[str, str], int] = {}  # (env, model) -> position in kept of its last row
+    for row in _distinct(rows).sort_by("seq").to_pylist() if rows.num_rows else ():
+        slot = (row["env"], row["model"])
+        before = kept[last[slot]] if slot in last else None
+        if before is not None and before["op"] == row["op"] == "apply" and entry_of(before) == entry_of(row):
+            kept[last[slot]] = {**row, "at": min((a for a in (before["at"], row["at"]) if a is not None),
+                                                 default=None)}
+            continue
+        last[slot] = len(kept)
+        kept.append(row)
+    return t.to_arrow(t.ENVIRONMENTS, kept)
 
 
 def _distinct(rows: pa.Table) -> pa.Table:
