@@ -59,6 +59,22 @@ def test_a_staged_generation_is_invisible_until_published_then_replaces_exactly_
     assert any(f.startswith("/ds=2024-01-01/") for f in files), "untouched partitions keep their files"
 
 
+def test_a_staged_generation_holds_its_data_files_and_no_success_marker(spark, isolated):
+    table = _table(spark, isolated, "t")
+    new = spark.createDataFrame([(20, "new", date(2024, 1, 2))], "k INT, v STRING, ds DATE")
+
+    staged = generations.stage(spark, table, new, ("ds",))
+    path = spark._jvm.org.apache.hadoop.fs.Path(staged.path)
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    names, it = [], fs.listFiles(path, True)
+    while it.hasNext():
+        names.append(it.next().getPath().getName())
+    generations.discard(spark, staged)
+
+    assert [n for n in names if n.endswith(".parquet")], "the rows are written"
+    assert not [n for n in names if "_SUCCESS" in n], "a generation is published by the catalog, not by a marker"
+
+
 def test_a_batch_failing_between_stage_and_publish_leaves_the_previous_version(spark, isolated):
     table = _table(spark, isolated, "t")
     before = spark.table(table.sql("spark")).collect()
