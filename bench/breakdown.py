@@ -75,10 +75,11 @@ def phase_rows(profile: timings.Profile, work: list[spark_work.Work]) -> dict[st
 
 def measured(spark, action) -> tuple[float, timings.Profile, list[spark_work.Work]]:
     """Run ``action`` (one CALL); the client's ms, the call's profile and Spark's work during it."""
-    before = len(timings.profiles())
+    before = timings.last()  # not the count of profiles kept: it stops growing at the newest 32
     ms, work = spark_work.timed(spark, action)
-    assert len(timings.profiles()) > before, "the call was not profiled"
-    return ms, timings.last(), work
+    found = timings.last()
+    assert found is not None and found is not before, "the call was not profiled"
+    return ms, found, work
 
 
 def medians(samples: list[dict[str, dict[str, float]]], per: str | None = None) -> dict[str, dict[str, float]]:

@@ -121,7 +121,7 @@ def test_environment_rows_folded_with_any_part_of_what_they_fold_leave_the_same_
 
     rng, start = random.Random(3), datetime(2026, 1, 1, tzinfo=timezone.utc)
     files, seq = [], 0
-    for f in range(6):  # applies, refreshes (the same version again), removals of a few models, a file per apply
+    for _ in range(6):  # applies, refreshes (the same version again), removals of a few models, a file per apply
         rows = []
         for _ in range(rng.randrange(1, 5)):
             seq += 1
