@@ -18,7 +18,7 @@ from pyspark_incr.procedures.registry import procedure
 from pyspark_incr.procedures.spec import Column, Param
 from pyspark_incr.run.locks import Locks, env_key, owner_id
 from pyspark_incr.state import tables as t
-from pyspark_incr.state.entries import EnvEntry, entry_of
+from pyspark_incr.state.entries import EnvEntry, entry_of, refolded
 from pyspark_incr.state.store import StateStore
 from pyspark_incr.writers import tables
 
@@ -101,22 +101,16 @@ def _drop_if_empty(spark: Any, schema: str) -> None:
 
 def _last_changes(store: StateStore) -> dict[str, Any]:
     """When an apply last changed what each environment holds: a row recording the entry its model already
-    had (an apply after an upgrade refreshing a kept snapshot) changes nothing, and a run of such rows
-    changed it at the earliest of their times (compaction folds a run into its last row at its first
-    row's time; a reader between its write and its deletes sees both)."""
-    rows = store.read(t.ENVIRONMENTS)
-    holds: dict[tuple[str, str], tuple[EnvEntry | None, int]] = {}  # slot -> its entry, its change in `changes`
-    changes: list[list[Any]] = []  # [env, at] per change
-    for row in rows.sort_by("seq").to_pylist() if rows.num_rows else ():
-        slot, entry, at = (row["env"], row["model"]), entry_of(row) if row["op"] == "apply" else None, row["at"]
-        if slot in holds and holds[slot][0] == entry:
-            change = changes[holds[slot][1]]
-            change[1] = min((a for a in (change[1], at) if a is not None), default=None)
-            continue
-        holds[slot] = (entry, len(changes))
-        changes.append([row["env"], at])
+    had changes nothing, and a run of 'apply' rows recording one entry changed it at the run's earliest time
+    (:func:`~pyspark_incr.state.entries.refolded`: as compaction leaves it, and as a reader sees it meanwhile)."""
+    holds: dict[tuple[str, str], EnvEntry | None] = {}
     latest: dict[str, Any] = {}
-    for env, at in changes:
+    for row in refolded(store.read(t.ENVIRONMENTS)):
+        slot, entry = (row["env"], row["model"]), entry_of(row) if row["op"] == "apply" else None
+        if slot in holds and holds[slot] == entry:
+            continue
+        holds[slot] = entry
+        at, env = row["at"], row["env"]
         if at is not None and (env not in latest or at > latest[env]):
             latest[env] = at
     return latest

@@ -44,7 +44,7 @@ from pyspark_incr.intervals.ranges import ALL_TIME, Interval
 from pyspark_incr.state import tables as t
 from pyspark_incr.state import files as state_files
 from pyspark_incr.state.built import fold_intervals
-from pyspark_incr.state.entries import entry_of
+from pyspark_incr.state.entries import refolded
 from pyspark_incr.state.store import APPEND_PREFIX, file_cache, table_location, table_root, write_rows
 
 #: Rows younger than this are never folded: appends in flight, and clock skew between drivers.
@@ -238,18 +238,7 @@ def _environments(rows: pa.Table, top: int, cutoff_ms: int) -> pa.Table:
     ...  .to_pylist()]  # f1 refreshed: one row; f2 removed and applied again, then refreshed: three
     [(2, 1, 'fresh'), (3, 6, None), (4, 7, None), (6, 8, 'fresh')]
     """
-    kept: list[dict] = []
-    last: dict[tuple[str, str], int] = {}  # (env, model) -> position in kept of its last row
-    for row in _distinct(rows).sort_by("seq").to_pylist() if rows.num_rows else ():
-        slot = (row["env"], row["model"])
-        before = kept[last[slot]] if slot in last else None
-        if before is not None and before["op"] == row["op"] == "apply" and entry_of(before) == entry_of(row):
-            kept[last[slot]] = {**row, "at": min((a for a in (before["at"], row["at"]) if a is not None),
-                                                 default=None)}
-            continue
-        last[slot] = len(kept)
-        kept.append(row)
-    return t.to_arrow(t.ENVIRONMENTS, kept)
+    return t.to_arrow(t.ENVIRONMENTS, refolded(_distinct(rows)))
 
 
 def _distinct(rows: pa.Table) -> pa.Table:

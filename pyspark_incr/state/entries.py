@@ -84,6 +84,24 @@ def latest(rows: pa.Table, env: str | None = None) -> pa.Array:
 ENTRY_COLUMNS = frozenset(EnvEntry.__dataclass_fields__) | {"env", "op", "seq"}
 
 
+def refolded(rows: pa.Table) -> list[dict[str, Any]]:
+    """``rows`` in ``seq`` order, each run of one slot's 'apply' rows recording one entry (a version recorded again
+    as it was: an apply refreshing kept snapshots after an upgrade) as one row: the run's last (its ``seq`` and
+    snapshot, what folding keeps) at the run's earliest time, when the version came. The same whether a reader
+    sees a run, the row compaction folded it into, or both (between that compaction's write and its deletes)."""
+    out: list[dict[str, Any]] = []
+    last: dict[tuple[str, str], int] = {}  # (env, model) -> position in out of its last row
+    for row in rows.sort_by("seq").to_pylist() if rows.num_rows else ():
+        slot = (row["env"], row["model"])
+        before = out[last[slot]] if slot in last else None
+        if before is not None and before["op"] == row["op"] == "apply" and entry_of(before) == entry_of(row):
+            out[last[slot]] = {**row, "at": min((a for a in (before["at"], row["at"]) if a is not None), default=None)}
+            continue
+        last[slot] = len(out)
+        out.append(row)
+    return out
+
+
 def entry_row(env: str, entry: EnvEntry, run_id: str) -> dict[str, Any]:
     """The ENVIRONMENTS row recording ``entry`` in ``env`` again, as it is (its snapshot included)."""
     return {**{f: getattr(entry, f) for f in EnvEntry.__dataclass_fields__}, "env": env, "op": "apply",
