@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench_module import load
 
 
@@ -32,6 +34,21 @@ def test_a_workload_a_contender_cannot_run_is_marked_not_applicable():
 
     row = next(line for line in table.splitlines() if line.startswith("| f:"))
     assert row.split(" | ")[1:] == ["500 ms", "n/a", "- |"]
+
+
+def test_reading_through_opens_every_file_under_a_directory_and_passes_over_what_is_missing(tmp_path, monkeypatch):
+    common = load("peers/common")
+    (tmp_path / "data" / "ds=1").mkdir(parents=True)
+    for name in ("ds=1/part-0.parquet", "part-1.parquet"):
+        (tmp_path / "data" / name).write_bytes(b"x" * 10)
+    (tmp_path / "jar").write_bytes(b"y")
+    opened = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k))
+
+    common.read_through(tmp_path / "data", tmp_path / "jar", tmp_path / "missing")
+
+    assert sorted(opened) == ["jar", "part-0.parquet", "part-1.parquet"]
 
 
 def test_expected_scd2_versions_match_the_generated_snapshots(spark, tmp_path):

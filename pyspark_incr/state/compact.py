@@ -70,7 +70,7 @@ def compact_all(spark: Any, schema: str, threshold: int | None = None) -> dict[s
     left = runtime(spark).compacted
     every = _listed_together(spark, schema)
     for table in t.ALL_TABLES:
-        listed = every.get(table.name, {})
+        listed = every.get(table.name, frozenset())
         key = (schema, table.name)
         # files too young to fold stay; try again only once enough new ones joined them
         if len(listed) >= limit and len(listed) >= left.get(key, 0) + limit // 2:
@@ -87,11 +87,11 @@ def after_call(spark: Any, schema: str) -> None:
         _log.warning("pyspark-incr: compacting state schema %s failed (%s); state is unchanged", schema, e)
 
 
-def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, int] | None = None,
+def compact(spark: Any, schema: str, table: t.StateTable, files: frozenset[str] | None = None,
             now_ms: int | None = None) -> int:
     """Fold the settled prefix of ``table``'s files into one file; the number of files folded (0: nothing to do).
 
-    ``files``: the table's data files as :func:`data_files` lists them (listed now when None).
+    ``files``: the names of the table's data files, as :func:`data_files` lists them (listed now when None).
     """
     files = files if files is not None else data_files(spark, schema, table.name)
     root = table_root(spark, schema, table.name)
@@ -112,7 +112,7 @@ def compact(spark: Any, schema: str, table: t.StateTable, files: dict[str, int] 
     return len(prefix)
 
 
-def _rows_by_file(spark: Any, schema: str, root: str, table: t.StateTable, listed: dict[str, int]) -> pa.Table:
+def _rows_by_file(spark: Any, schema: str, root: str, table: t.StateTable, listed: frozenset[str]) -> pa.Table:
     """The rows of the files ``listed`` (the table's whole listing), each with its file's name (``file_name``)."""
     cache = file_cache(spark, schema, table)
     cache.rows(spark, root, listed)
@@ -160,18 +160,18 @@ def settled_prefix(rows: pa.Table, cutoff_seq: int) -> set[str]:
         prefix -= jumping
 
 
-def data_files(spark: Any, schema: str, name: str) -> dict[str, int]:
-    """A state table's data files: name -> bytes; empty without any."""
+def data_files(spark: Any, schema: str, name: str) -> frozenset[str]:
+    """The names of a state table's data files; empty without any."""
     root = table_root(spark, schema, name)
-    return (state_files.listing(spark, root) or {}) if root is not None else {}
+    return (state_files.listing(spark, root) or frozenset()) if root is not None else frozenset()
 
 
-def _listed_together(spark: Any, schema: str) -> dict[str, dict[str, int]]:
+def _listed_together(spark: Any, schema: str) -> dict[str, frozenset[str]]:
     """:func:`data_files` of every state table, listed in one call into the JVM (each is asked after every call
     that wrote state)."""
     roots = {table.name: root for table in t.ALL_TABLES if (root := table_root(spark, schema, table.name))}
     listed = state_files.listings(spark, list(roots.values()))
-    return {name: found or {} for name, found in zip(roots, listed)}
+    return {name: found or frozenset() for name, found in zip(roots, listed)}
 
 
 def _delete(spark: Any, file: str) -> None:

@@ -30,35 +30,36 @@ T = TypeVar("T")
 APPEND_PREFIX = "_incr_append_"
 
 
-def listing(spark: Any, root: str) -> dict[str, int] | None:
-    """``{file name: length}`` of the table's data files; None when its directory is missing."""
+def listing(spark: Any, root: str) -> frozenset[str] | None:
+    """The names of the table's data files; None when its directory is missing.
+
+    Names only: a state file never changes once in place (it is written whole under a new name, then
+    renamed in), so its name says which rows it holds.
+    """
     text = shim_class(spark, "StateFiles").list(spark._jsparkSession, root)
-    if text is None:
-        return None
-    return {name: int(size) for name, size in (line.split("\t") for line in text.splitlines())}
+    return None if text is None else frozenset(text.splitlines())
 
 
-def listings(spark: Any, roots: list[str]) -> list[dict[str, int] | None]:
+def listings(spark: Any, roots: list[str]) -> list[frozenset[str] | None]:
     """:func:`listing` of each of ``roots``, in that order, in one call into the JVM.
 
     >>> class StateFiles:
-    ...     def listEach(self, session, dirs): return "=\\na\\t3\\nb\\t4\\n?\\n=\\n"
+    ...     def listEach(self, session, dirs): return "/\\na\\nb\\n/?\\n/\\n"
     >>> import pyspark_incr.state.files as f; real, f.shim_class = f.shim_class, lambda s, n: StateFiles()
-    >>> try: listings(type("S", (), {"_jsparkSession": None})(), ["/x", "/y", "/z"])
+    >>> try: [sorted(x) if x is not None else x for x in listings(type("S", (), {"_jsparkSession": None})(), ["/x", "/y", "/z"])]
     ... finally: f.shim_class = real
-    [{'a': 3, 'b': 4}, None, {}]
+    [['a', 'b'], None, []]
     """
     if not roots:
         return []
     text = shim_class(spark, "StateFiles").listEach(spark._jsparkSession, "\n".join(roots))
-    out: list[dict[str, int] | None] = []
+    found: list[list[str] | None] = []
     for line in text.splitlines():
-        if "\t" not in line:  # a directory's header: = listed below, ? missing
-            out.append(None if line == "?" else {})
-            continue
-        name, size = line.split("\t")
-        out[-1][name] = int(size)
-    return out
+        if line.startswith("/"):  # a directory's header (no file name holds a slash): / listed below, /? missing
+            found.append(None if line == "/?" else [])
+        else:
+            found[-1].append(line)
+    return [None if names is None else frozenset(names) for names in found]
 
 
 def encode(rows: pa.Table) -> bytes:
@@ -95,13 +96,13 @@ def read_all(spark: Any, root: str, names: list[str]) -> list[bytes]:
     return out
 
 
-def append(spark: Any, root: str, rows: pa.Table) -> tuple[str, int]:
-    """Write ``rows`` into the table as one new file, atomically; its name and length."""
+def append(spark: Any, root: str, rows: pa.Table) -> str:
+    """Write ``rows`` into the table as one new file, atomically; its name."""
     data = encode(rows)
     token = uuid.uuid4().hex
     name = f"part-{token}-0.snappy.parquet"
     shim_class(spark, "StateFiles").append(spark._jsparkSession, root, f"{APPEND_PREFIX}{token}", name, bytearray(data))
-    return name, len(data)
+    return name
 
 
 def delete(spark: Any, root: str, name: str) -> bool:
@@ -119,7 +120,7 @@ class FileCache:
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
-        self._files: dict[str, tuple[int, pa.Table]] = {}
+        self._files: dict[str, pa.Table] = {}
         self._joined: tuple[tuple, pa.Table] | None = None
         #: What was computed from the joined rows (:meth:`derived`); replaced with them.
         self._derived: dict[Hashable, Any] = {}
@@ -127,18 +128,18 @@ class FileCache:
         self._grown_from: tuple[dict[Hashable, Any], list[str]] | None = None
         self._lock = threading.Lock()
 
-    def rows(self, spark: Any, root: str, files: dict[str, int]) -> pa.Table:
-        """The table's rows given its listing ``files``: files not seen before (or of another length) are read."""
+    def rows(self, spark: Any, root: str, files: frozenset[str]) -> pa.Table:
+        """The table's rows given the names of its files (:func:`listing`): files not seen before are read."""
         with self._lock:
-            unseen = [name for name, size in files.items() if self._files.get(name, (None,))[0] != size]
+            unseen = [name for name in files if name not in self._files]
             for name, data in zip(unseen, read_all(spark, root, unseen)):
-                self._files[name] = (files[name], decode(data, self.schema))
+                self._files[name] = decode(data, self.schema)
             for name in [n for n in self._files if n not in files]:
                 del self._files[name]
-            key = tuple(sorted(files.items()))
+            key = tuple(sorted(files))
             if self._joined is None or self._joined[0] != key:
                 self._grown_from = _growth(self._joined, key, self._derived)
-                parts = [self._files[n][1] for n, _ in key]
+                parts = [self._files[n] for n in key]
                 self._joined = (key, pa.concat_tables(parts) if parts else self.schema.empty_table())
                 self._derived = {}
             return self._joined[1]
@@ -158,7 +159,7 @@ class FileCache:
                 return memo[what]
             since = self._grown_from if memo is not None and grow is not None else None
             if since is not None and what in since[0]:
-                base, added = since[0][what], pa.concat_tables([self._files[n][1] for n in since[1]])
+                base, added = since[0][what], pa.concat_tables([self._files[n] for n in since[1]])
             else:
                 base = added = None
         value = grow(base, added) if added is not None else None
@@ -171,12 +172,12 @@ class FileCache:
 
     def file_rows(self, name: str) -> pa.Table:
         """The rows of one file, as the last :meth:`rows` call saw it."""
-        return self._files[name][1]
+        return self._files[name]
 
-    def wrote(self, name: str, size: int, rows: pa.Table) -> None:
+    def wrote(self, name: str, rows: pa.Table) -> None:
         """Remember a file this process has just written, so it is never read back."""
         with self._lock:
-            self._files[name] = (size, rows.cast(self.schema))
+            self._files[name] = rows.cast(self.schema)
 
 
 def _growth(joined: tuple[tuple, pa.Table] | None, key: tuple, derived: dict[Hashable, Any]
@@ -184,7 +185,7 @@ def _growth(joined: tuple[tuple, pa.Table] | None, key: tuple, derived: dict[Has
     """(``derived``, the names of the files ``key`` adds) when the listing ``key`` only adds files to ``joined``'s."""
     if joined is None or not derived:
         return None
-    before, now = dict(joined[0]), dict(key)
-    if any(now.get(name) != size for name, size in before.items()):
-        return None  # a file went (compaction) or changed: nothing to grow from
-    return derived, [name for name in now if name not in before]
+    before, now = set(joined[0]), set(key)
+    if not before <= now:
+        return None  # a file went (compaction): nothing to grow from
+    return derived, [name for name in key if name not in before]

@@ -198,8 +198,8 @@ def write_rows(spark: Any, table: t.StateTable, schema: str, rows: pa.Table) -> 
     if root is None:  # no JVM catalog at hand (Spark Connect): Spark's own append is all there is
         spark.createDataFrame(rows).coalesce(1).write.insertInto(table.qualified(schema))
         return
-    name, size = files.append(spark, root, rows)
-    file_cache(spark, schema, table).wrote(name, size, rows)
+    name = files.append(spark, root, rows)
+    file_cache(spark, schema, table).wrote(name, rows)
     files.invalidate(spark, schema, table.name)
 
 
@@ -245,7 +245,7 @@ def table_root(spark: Any, schema: str, name: str) -> str | None:
 
 
 def files_version(spark: Any, schema: str, name: str) -> tuple | None:
-    """What a state table's files are now: (count, bytes, names); None when it cannot be asked.
+    """What a state table's files are now (:func:`_version` of their names); None when it cannot be asked.
 
     State tables only change by files appearing (appends, compaction's folded file) and
     disappearing (compaction), so an unchanged listing means unchanged rows, whichever process
@@ -263,8 +263,8 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
     return _version(listed)
 
 
-def _version(listed: dict[str, int]) -> tuple:
-    return len(listed), sum(listed.values()), hash(frozenset(listed))
+def _version(listed: frozenset[str]) -> tuple:
+    return len(listed), hash(listed)
 
 
 def _described(spark: Any, schema: str, tables: Iterable[t.StateTable]) -> dict[t.StateTable, list[str] | None]:
