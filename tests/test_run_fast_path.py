@@ -123,6 +123,22 @@ def test_several_schemas_are_listed_in_one_jvm_call_and_a_schema_that_does_not_e
     assert DAILY in found[db], "the project's views are listed"
 
 
+def test_a_models_schema_that_exists_is_asked_of_the_catalog_not_created_again(spark, isolated):
+    from sqlglot import exp
+
+    from pyspark_incr.writers import tables
+
+    there, missing = (exp.table_("t", db=f"{isolated}_{name}", quoted=True) for name in ("there", "missing"))
+    spark.sql(f"CREATE DATABASE {isolated}_there")
+
+    with counted(spark) as counts:
+        tables.ensure_schema(spark, there)
+        tables.ensure_schema(spark, missing)
+
+    assert counts.statements == [f"CREATE DATABASE IF NOT EXISTS `{isolated}_missing`"]
+    assert spark.catalog.databaseExists(f"{isolated}_missing")
+
+
 def test_a_cold_applications_first_run_asks_the_catalog_of_all_state_tables_in_one_round_trip(spark, project):
     from pyspark_incr.runtime import discard
 

@@ -66,6 +66,14 @@ def drop(spark: Any, table: exp.Table) -> None:
 
 
 def ensure_schema(spark: Any, table: exp.Table) -> None:
+    """Create ``table``'s schema unless the current catalog has it: asked first, as ``CREATE DATABASE IF NOT
+    EXISTS`` costs the embedded Derby metastore 40-60 ms when the schema is there (an apply of 1,000 new
+    models asks twice a model: its table's schema and its view's), the question ~4 ms."""
+    try:
+        if shim_class(spark, "CatalogReads").schemaExists(spark._jsparkSession, table.db):
+            return
+    except Exception:  # noqa: BLE001 - no JVM at hand (Spark Connect): the statement alone decides
+        pass
     spark.sql(ddl.create_schema(table.db))
 
 
