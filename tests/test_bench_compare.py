@@ -62,3 +62,25 @@ def test_expected_scd2_versions_match_the_generated_snapshots(spark, tmp_path):
     for snapshot in range(spec.snapshots + spec.cold_snapshots):
         seen = items.where(F.col("snap") <= snapshot).select("item_id", "price").distinct().count()
         assert common.expected_rows(spark, spec, "f", snapshot) == seen
+
+
+def test_the_incr_contender_points_its_session_at_a_workload_once_not_before_every_call(tmp_path):
+    run_incr = load("peers/run_incr")
+    common = load("peers/common")
+
+    class Conf:
+        def __init__(self):
+            self.sets = []
+
+        def set(self, key, value):
+            self.sets.append((key, value))
+
+    class Session:
+        conf = Conf()
+
+    tool = run_incr.Incr(Session(), common.Spec(work=str(tmp_path)))
+    for workload in ("a", "a", "e", "e", "a"):
+        tool._use(workload)
+
+    assert [value for _, value in Session.conf.sets] == [
+        "incr_state_a", "incr_physical_a", "incr_state_e", "incr_physical_e", "incr_state_a", "incr_physical_a"]

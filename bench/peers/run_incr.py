@@ -57,9 +57,22 @@ class Incr(Tool):
     def _project(self, workload: str) -> Path:
         return self.home / "projects" / workload
 
+    def __init__(self, spark, spec) -> None:
+        super().__init__(spark, spec)
+        #: The workload whose schemas the session's settings name now.
+        self._using: str | None = None
+
     def _use(self, workload: str) -> None:
+        """Point the session at ``workload``'s state and physical schemas, unless it already is.
+
+        A scheduled job sets them once, with its session; setting them again before every call put two
+        py4j round trips (1.4 ms after an idle second, 0.4 back to back) into each timed run.
+        """
+        if self._using == workload:
+            return
         self.spark.conf.set("spark.incr.stateSchema", f"incr_state_{workload}")
         self.spark.conf.set("spark.incr.physicalSchema", f"incr_physical_{workload}")
+        self._using = workload
 
     def reset(self, workload: str) -> None:
         for schema in (f"incr_state_{workload}", f"incr_physical_{workload}"):

@@ -36,8 +36,8 @@ class StateStore:
         self.runtime = runtime(spark)
         self.schema = schema or setting(spark, STATE_SCHEMA)
         self._cache: dict[str, pa.Table] = {}
-        #: The file listing version (:func:`files_version`) each table was read at.
-        self._versions: dict[str, tuple] = {}
+        #: The files (:func:`files_version`) each table was read from.
+        self._versions: dict[str, frozenset[str]] = {}
 
     def ensure(self) -> None:
         """Create the state schema and tables once per Spark application."""
@@ -97,7 +97,7 @@ class StateStore:
             if listed is None:
                 raise StateError(f"the directory of {name} ({root}) is missing")
             self._cache[table.name] = file_cache(self.spark, self.schema, table).rows(self.spark, root, listed)
-            self._versions[table.name] = _version(listed)
+            self._versions[table.name] = listed
             if "seq" in table.schema.names and self._cache[table.name].num_rows:
                 t.observe_seq(pc.max(self._cache[table.name]["seq"]).as_py())
         except Exception as e:  # noqa: BLE001 - any read failure is a state problem for the user
@@ -106,8 +106,8 @@ class StateStore:
                 "check the catalog, or point spark.incr.stateSchema at a fresh schema"
             ) from e
 
-    def read_version(self, table: t.StateTable) -> tuple | None:
-        """The version of ``table``'s files this store read (None when it has not read them)."""
+    def read_version(self, table: t.StateTable) -> frozenset[str] | None:
+        """The names of the files this store read ``table`` from (None when it has not read them)."""
         return self._versions.get(table.name) if table.name in self._cache else None
 
     def append(self, table: t.StateTable, rows: Iterable[dict[str, Any]]) -> None:
@@ -244,8 +244,8 @@ def table_root(spark: Any, schema: str, name: str) -> str | None:
     return found
 
 
-def files_version(spark: Any, schema: str, name: str) -> tuple | None:
-    """What a state table's files are now (:func:`_version` of their names); None when it cannot be asked.
+def files_version(spark: Any, schema: str, name: str) -> frozenset[str] | None:
+    """The names of a state table's files now; None when they cannot be asked.
 
     State tables only change by files appearing (appends, compaction's folded file) and
     disappearing (compaction), so an unchanged listing means unchanged rows, whichever process
@@ -260,11 +260,7 @@ def files_version(spark: Any, schema: str, name: str) -> tuple | None:
         runtime(spark).locations.pop((schema, name), None)
         runtime(spark).roots.pop((schema, name), None)
         return None
-    return _version(listed)
-
-
-def _version(listed: frozenset[str]) -> tuple:
-    return len(listed), hash(listed)
+    return listed
 
 
 def _described(spark: Any, schema: str, tables: Iterable[t.StateTable]) -> dict[t.StateTable, list[str] | None]:
