@@ -44,7 +44,9 @@ class Spec:
     change_pct: int = 1         # % of keys whose price changes per snapshot
     shuffle_partitions: int = 4
     driver_memory: str = "6g"
-    reps_a: int = 3             # warm repetitions per workload (cold: compare.py); a: one until the twelfth run
+    reps_a: int = 5             # warm repetitions per workload (cold: compare.py); a: one until the twelfth run,
+                                # three until the fifteenth (a contender's first a was its slowest in 8 of the 12
+                                # series of the thirteenth to fifteenth runs: a median of three rested on two samples)
     reps_b: int = 7             # b moves most between runs: seven samples steady its median
     reps_c: int = 10
     reps_d: int = 1
