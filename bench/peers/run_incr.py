@@ -24,6 +24,11 @@ SLICE = {"start": "@start_ds", "end": "@end_ds"}
 class Incr(Tool):
     name = "incr"
 
+    def __init__(self, spark, spec) -> None:
+        super().__init__(spark, spec)
+        #: The workload whose schemas the session's settings name now.
+        self._using: str | None = None
+
     @classmethod
     def versions(cls) -> dict[str, str]:
         from importlib.metadata import version
@@ -56,11 +61,6 @@ class Incr(Tool):
 
     def _project(self, workload: str) -> Path:
         return self.home / "projects" / workload
-
-    def __init__(self, spark, spec) -> None:
-        super().__init__(spark, spec)
-        #: The workload whose schemas the session's settings name now.
-        self._using: str | None = None
 
     def _use(self, workload: str) -> None:
         """Point the session at ``workload``'s state and physical schemas, unless it already is.
