@@ -62,7 +62,8 @@ WORKLOADS = {
 #: Rows timed for some contenders only: the others' cells show the named row's figure.
 SAME_AS = {"f0u": "f0"}
 QUICK = dict(rows=200_000, days=40, extra_days=20, chain=5, chain_days=10, keys=10_000, snapshots=4, cold_snapshots=2,
-             reps_a=2, reps_b=3, reps_c=5, reps_d=1, reps_e=2, driver_memory="2g")
+             reps_a=2, reps_b=3, reps_c=5, reps_d=1, reps_e=2, reps_f0=2,
+             driver_memory="2g")
 
 
 def python_of(tool: str) -> str:

@@ -84,3 +84,36 @@ def test_the_incr_contender_points_its_session_at_a_workload_once_not_before_eve
 
     assert [value for _, value in Session.conf.sets] == [
         "incr_state_a", "incr_physical_a", "incr_state_e", "incr_physical_e", "incr_state_a", "incr_physical_a"]
+
+
+def test_the_scd2_first_load_is_timed_three_times_each_from_nothing_after_an_untimed_first_load(tmp_path, monkeypatch):
+    common = load("peers/common")
+    spec = common.Spec(work=str(tmp_path), snapshots=4, reps_a=1, reps_b=1, reps_c=1, reps_d=1, reps_e=1)
+    emitted, calls = [], []
+    monkeypatch.setattr(common, "emit", lambda **fields: emitted.append(fields))
+    monkeypatch.setattr(common, "point_items", lambda spark, snap: calls.append(("snapshot", snap)))
+
+    class Catalog:
+        def refreshTable(self, name):
+            pass
+
+    class Session:
+        catalog = Catalog()
+
+    class Recorder(common.Tool):
+        name, keeps_state = "recorder", True
+
+        def __getattribute__(self, attr):
+            if attr in ("reset", "create_state", "backfill", "run", "check"):
+                return lambda *args: calls.append((attr, *args))
+            return super().__getattribute__(attr)
+
+    common.warm(Recorder(Session(), spec))
+
+    timed = [(r["workload"], r["rep"]) for r in emitted if r["workload"] in ("f0", "f")]
+    assert timed == [("f0", 0), ("f0", 1), ("f0", 2), ("f", 1), ("f", 2), ("f", 3)]
+    scd2 = calls[calls.index(("reset", "f")):]
+    first_loads = [k for k, call in enumerate(scd2) if call == ("run", "f", 0)]
+    assert len(first_loads) == 4  # the warm-up's, then the three timed
+    assert all(scd2[k - 3:k] == [("reset", "f"), ("create_state", "f"), ("snapshot", 0)] for k in first_loads)
+    assert [r["workload"] for r in emitted].count("s") == 1 + 1 + 3  # a, d and each timed first load, not the warm-up

@@ -51,6 +51,8 @@ class Spec:
     reps_c: int = 10
     reps_d: int = 1
     reps_e: int = 3             # e: 7.27 and 9.01 s in the tenth run's two samples; a third steadies the median
+    reps_f0: int = 3            # f0 after a warm-up first load; once, unwarmed, until the sixteenth run (its one
+                                # sample was the process's first SCD2 job: 3.1-4.1 s against 1.5 warm, a probe)
 
     @classmethod
     def load(cls, path: str | Path) -> "Spec":
@@ -99,7 +101,9 @@ def spark_conf(spec: Spec, tool: str) -> dict[str, str]:
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+        # each JVM's collections in <home>/gc-<pid>.log: a's samples move by a third between repetitions, the
+        # first of a series usually the slowest; the log shows whether the heap's growth is in them
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} -Xlog:gc:file={home}/gc-%p.log:time,uptime",
         # the embedded Derby metastore now and then refuses a partition filter on src.events
         # (INTERNAL_ERROR_HIVE_METASTORE_PARTITION_FILTER: dbt's check after d in the sixteenth run, which ended
         # it); Spark then lists every partition instead (365), for whichever contender it happens to
@@ -391,12 +395,23 @@ def warm(tool: Tool) -> None:
         newest = spec.days + rep
         if unit("e"):
             step("e", rep, lambda: tool.run("e", newest), ("e", newest))
-    for snap in range(spec.snapshots):
+    if unit("f"):  # warm-up: the first load's path once (nothing before it ran a window, a join or this write)
+        fresh("f", timed_as_s=False)
+        point_items(spark, 0)
+        tool.run("f", 0)
+        tool.check("f", 0)
+        for extra, verify in tool.extra_steps("f0").values():
+            extra()
+            verify()
+    for rep in range(spec.reps_f0):
         if unit("f"):
-            if snap == 0:
-                fresh("f")
+            fresh("f")
+            point_items(spark, 0)
+            step("f0", rep, lambda: tool.run("f", 0), ("f", 0))
+    for snap in range(1, spec.snapshots):
+        if unit("f"):
             point_items(spark, snap)
-            step("f" if snap else "f0", snap, lambda: tool.run("f", snap), ("f", snap))
+            step("f", snap, lambda: tool.run("f", snap), ("f", snap))
 
 
 #: Daily runs in the warm-up, after its backfill (b's samples fell for five runs when it had none).
