@@ -71,6 +71,13 @@ def test_empty_set_is_falsy_and_has_no_bounds():
     assert IntervalSet([Interval(5, 5)]) == empty
 
 
+def test_an_empty_difference_or_intersection_is_one_shared_set_equal_to_any_empty_set():
+    a = IntervalSet([Interval(0, 10)])
+    nothing = a - IntervalSet([Interval(0, 20)])
+    assert nothing is a.intersection(IntervalSet([Interval(30, 40)]))  # made once: a run asks it of every idle model
+    assert nothing == IntervalSet() and not nothing and list(nothing | [Interval(1, 2)]) == [Interval(1, 2)]
+
+
 def test_sets_with_the_same_ranges_are_equal_and_hash_alike():
     a = IntervalSet([Interval(0, 10), Interval(10, 20)])
     b = IntervalSet([(0, 20)])

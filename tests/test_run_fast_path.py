@@ -272,3 +272,30 @@ def test_a_first_apply_asks_where_its_new_state_tables_live_in_one_call(spark, i
     # found none; now the tables just created are described together (the call's own describe is the third)
     assert "getTableMetadata" not in methods
     assert methods.count("describe") == 3, methods.count("describe")
+
+
+def test_the_runs_of_a_warm_process_share_each_idle_models_records_and_a_build_changes_none_of_them(
+        spark, project, monkeypatch):
+    from pyspark_incr.procedures import running
+    from pyspark_incr.state.store import StateStore
+
+    _, db = project
+    plans, plan_run = [], running.plan_run
+    monkeypatch.setattr(running, "plan_run", lambda *a, **k: plans.append(plan_run(*a, **k)) or plans[-1])
+    built, _ = _run(spark, "2024-03-06 00:30:00")  # the daily model due: built and its view repointed
+    first = {mp.name: mp for mp in plans[-1].models}
+    idle, _ = _run(spark, "2024-03-06 12:00:00")  # nothing due
+    second = {mp.name: mp for mp in plans[-1].models}
+
+    assert {r.model for r in built} == {f"{db}.{DAILY}"} and idle == []
+    monthly = [name for name in second if name != f"{db}.{DAILY}"]
+    # the records every idle model's plan holds are made once, not once a run (most of what 1,000 idle models left
+    # for the cycle collector: 9,000 objects a run, and a full collection every few runs in bench/many_models.py)
+    for name in [*monthly, f"{db}.{DAILY}"]:
+        assert second[name].table is first[name].table and second[name].view is first[name].view, name
+    assert all(second[name].missing is first[name].missing for name in monthly)
+    assert len({id(second[name].expected) for name in monthly}) == 1
+    # shared, so never changed in place: the build, its view and the result rows left the daily model's as they were
+    daily = second[f"{db}.{DAILY}"]
+    assert daily.table.sql("spark") == StateStore(spark).environment("prod")[f"{db}.{DAILY}"].table_name
+    assert daily.view.sql("spark") == f"`{db}`.`{DAILY}`"

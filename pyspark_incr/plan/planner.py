@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from sqlglot import exp
 
@@ -32,7 +32,6 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
-from pyspark_incr.sqltext import stored_table
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
 
@@ -125,6 +124,9 @@ class _Context:
         #: signals: per model planned so far, the missing ranges waiting for a signal (its children's wait too).
         self._waiting: dict[str, IntervalSet] = {}
         self.check_signals = True
+        #: Expected ranges by (schedule, start, end, allow_partials), worked out once per plan: models alike share one
+        #: record (a run of 1,000 idle models made 1,000, each living as long as the call).
+        self._expected: dict[tuple, Interval] = {}
 
     @cached_property
     def physical_schema(self) -> str:
@@ -144,7 +146,7 @@ class _Context:
 
     def view(self, model: Model) -> exp.Table | None:
         """Where this environment shows ``model``; None when it has no object of ours (EXTERNAL, EMBEDDED)."""
-        return table_for(model.name, self.env) if model.kind.builds_object else None
+        return _shown(model.name, self.env) if model.kind.builds_object else None
 
     def physical(self, model: Model, fingerprint: str, entry: EnvEntry | None) -> exp.Table | None:
         """The object holding this version: the table the environment already uses for it, else a new one."""
@@ -153,7 +155,7 @@ class _Context:
         if not model.kind.builds_object:
             return exp.to_table(model.name)
         if entry is not None and entry.fingerprint == fingerprint and entry.table_name:
-            return stored_table(entry.table_name)
+            return entry.table
         return physical_table(model.name, fingerprint, self.physical_schema)
 
     def _read_from(self, name: str, model: Model) -> exp.Table | None:
@@ -255,8 +257,12 @@ class _Context:
 
     def _intervals(self, plan: ModelPlan) -> ModelPlan:
         model, window = plan.model, self.window
-        expected = model.schedule.expected(plan.start_ms, model.end_ms, window.execution_ms,
-                                           ignore_cron=window.ignore_cron, allow_partials=model.allow_partials)
+        key = (model.schedule, plan.start_ms, model.end_ms, model.allow_partials)
+        expected = self._expected.get(key)
+        if expected is None:
+            expected = self._expected[key] = model.schedule.expected(
+                plan.start_ms, model.end_ms, window.execution_ms, ignore_cron=window.ignore_cron,
+                allow_partials=model.allow_partials)
         built = IntervalSet() if plan.rebuild else self.coverage.get(plan.table_name, IntervalSet())
         restated = self.restatement.ranges.get(plan.name)
         if restated is not None:
@@ -374,6 +380,13 @@ class _Context:
     def _limited(self) -> bool:
         """True for a plan outside prod that limits its backfill with start/end (a preview of recent data)."""
         return self.env != PROD and (self.window.start_ms is not None or self.window.end_ms is not None)
+
+
+@lru_cache(maxsize=16384)
+def _shown(model_name: str, env: str) -> exp.Table:
+    """:func:`table_for`, made once per model and environment: the runs of a warm process share it (see
+    ``EnvEntry.table``). Shared: copy it before changing it, as everything embedding it does."""
+    return table_for(model_name, env)
 
 
 def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:
