@@ -282,7 +282,7 @@ def test_the_runs_of_a_warm_process_share_each_idle_models_records_and_a_build_c
     _, db = project
     plans, plan_run = [], running.plan_run
     monkeypatch.setattr(running, "plan_run", lambda *a, **k: plans.append(plan_run(*a, **k)) or plans[-1])
-    built, _ = _run(spark, "2024-03-06 00:30:00")  # the daily model due: built and its view repointed
+    built, _ = _run(spark, "2024-03-06 00:30:00")  # the daily model due: built
     first = {mp.name: mp for mp in plans[-1].models}
     idle, _ = _run(spark, "2024-03-06 12:00:00")  # nothing due
     second = {mp.name: mp for mp in plans[-1].models}
@@ -295,7 +295,7 @@ def test_the_runs_of_a_warm_process_share_each_idle_models_records_and_a_build_c
         assert second[name].table is first[name].table and second[name].view is first[name].view, name
     assert all(second[name].missing is first[name].missing for name in monthly)
     assert len({id(second[name].expected) for name in monthly}) == 1
-    # shared, so never changed in place: the build, its view and the result rows left the daily model's as they were
+    # shared, so never changed in place: the build left the daily model's as they were
     daily = second[f"{db}.{DAILY}"]
     assert daily.table.sql("spark") == StateStore(spark).environment("prod")[f"{db}.{DAILY}"].table_name
     assert daily.view.sql("spark") == f"`{db}`.`{DAILY}`"
