@@ -277,6 +277,7 @@ def test_a_first_apply_asks_where_its_new_state_tables_live_in_one_call(spark, i
 def test_the_runs_of_a_warm_process_share_each_idle_models_records_and_a_build_changes_none_of_them(
         spark, project, monkeypatch):
     from pyspark_incr.procedures import running
+    from pyspark_incr.sqltext import table_sql
     from pyspark_incr.state.store import StateStore
 
     _, db = project
@@ -294,6 +295,10 @@ def test_the_runs_of_a_warm_process_share_each_idle_models_records_and_a_build_c
     for name in [*monthly, f"{db}.{DAILY}"]:
         assert second[name].table is first[name].table and second[name].view is first[name].view, name
     assert all(second[name].missing is first[name].missing for name in monthly)
+    # and their names, written once with them: what writing each record again would give
+    for mp in second.values():
+        assert (mp.table_name, mp.view_name) == (table_sql(mp.table), table_sql(mp.view)), mp.name
+        assert mp.table_name is first[mp.name].table_name, mp.name
     assert len({id(second[name].expected) for name in monthly}) == 1
     # shared, so never changed in place: the build left the daily model's as they were
     daily = second[f"{db}.{DAILY}"]

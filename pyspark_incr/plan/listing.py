@@ -25,7 +25,8 @@ class Listing:
 
     def has(self, table: exp.Table) -> bool:
         """True when ``table``'s schema holds a table or view of its name (case-insensitive, as Hive)."""
-        return table.name.lower() in self._tables_in(table.db)
+        name, schema = _parts(table)
+        return name.lower() in self._tables_in(schema)
 
     def _tables_in(self, schema: str) -> set[str]:
         if schema not in self._listed:
@@ -38,3 +39,16 @@ class Listing:
         building = [name for name, m in self._known.items() if m.kind.builds_object]
         held = {stored_schema(e.table_name) for name in building if (e := self._current.get(name)) and e.table_name}
         return sorted(held | {schema_for(name, self._env) for name in building})
+
+
+def _parts(table: exp.Table) -> tuple[str, str]:
+    """``(table.name, table.db)``, read straight from the identifiers a model's table and view are made of:
+    sqlglot's properties took most of a plan's two lookups a model, 2,000 in a run of 1,000 idle models.
+
+    >>> _parts(exp.to_table("`s`.`T`", dialect="spark")), _parts(exp.to_table("t")), _parts(exp.to_table("c.s.t"))
+    (('T', 's'), ('t', ''), ('t', 's'))
+    """
+    this, db = table.args.get("this"), table.args.get("db")
+    if type(this) is exp.Identifier and (db is None or type(db) is exp.Identifier):
+        return this.this, db.this if db is not None else ""
+    return table.name, table.db

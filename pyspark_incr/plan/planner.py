@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from pyspark_incr import collector
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
 from pyspark_incr.intervals.batching import covering
@@ -24,7 +25,7 @@ from pyspark_incr.config import PHYSICAL_SCHEMA, setting
 from pyspark_incr.plan.environment import PROD, physical_table, table_for
 from pyspark_incr.plan.listing import Listing
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
-    ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, sample_interval,
+    ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, named, sample_interval,
 )
 from pyspark_incr.plan.restamp import restamped
 from pyspark_incr.plan.restatement import Restatement, restatement
@@ -32,8 +33,13 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
+from pyspark_incr.sqltext import table_sql
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
+
+
+#: Nothing built (a table being rebuilt, or one no run has written yet): one set, as sets never change.
+_NOTHING = IntervalSet()
 
 
 @collector.paused()
@@ -127,6 +133,8 @@ class _Context:
         #: Expected ranges by (schedule, start, end, allow_partials), worked out once per plan: models alike share one
         #: record (a run of 1,000 idle models made 1,000, each living as long as the call).
         self._expected: dict[tuple, Interval] = {}
+        #: The range start/end allow, by schedule (it depends on nothing else of a model), once per plan.
+        self._allowed: dict[Schedule, IntervalSet] = {}
 
     @cached_property
     def physical_schema(self) -> str:
@@ -211,6 +219,8 @@ class _Context:
                          view_exists=view is not None and self.listing.has(view),
                          previous_table=entry.table_name if entry and held else None, category=category, held=held,
                          conform=conform, previous=entry.parsed() if change in (CHANGED, METADATA) else None)
+        plan = named(plan, entry.table_text if entry is not None and table is entry.table else None,
+                     _shown_name(model.name, self.env) if view is not None else None)
         if not can_build(model):
             return replace(plan, reason=sentences(reason,
                                                   f"kind {model.kind.name} cannot be built by this version yet"))
@@ -263,7 +273,7 @@ class _Context:
             expected = self._expected[key] = model.schedule.expected(
                 plan.start_ms, model.end_ms, window.execution_ms, ignore_cron=window.ignore_cron,
                 allow_partials=model.allow_partials)
-        built = IntervalSet() if plan.rebuild else self.coverage.get(plan.table_name, IntervalSet())
+        built = _NOTHING if plan.rebuild else self.coverage.get(plan.table_name, _NOTHING)
         restated = self.restatement.ranges.get(plan.name)
         if restated is not None:
             restated = IntervalSet([expected if model.kind.whole_table else restated]).intersection(IntervalSet([expected]))
@@ -271,10 +281,12 @@ class _Context:
             plan = replace(plan, reason=sentences(plan.reason, f"restated {restated}"))
         elif plan.name in self.restatement.skipped:
             plan = replace(plan, reason=sentences(plan.reason, self.restatement.skipped[plan.name]))
-        allowed = IntervalSet([restriction(model, window)])
+        allowed = self._allowed.get(model.schedule)
+        if allowed is None:
+            allowed = self._allowed[model.schedule] = IntervalSet.of(restriction(model, window))
         if restated is not None and self.only_restated:
             allowed = allowed.intersection(restated)
-        gaps = IntervalSet([expected]) - built
+        gaps = IntervalSet.of(expected) - built
         if model.allow_partials:  # as SQLMesh: an interval an earlier run built partly is built again from its start
             gaps = IntervalSet([Interval(model.schedule.floor(r.start), r.end) for r in gaps])
         missing = due.with_lookback(model, expected, gaps).intersection(allowed)
@@ -387,6 +399,12 @@ def _shown(model_name: str, env: str) -> exp.Table:
     """:func:`table_for`, made once per model and environment: the runs of a warm process share it (see
     ``EnvEntry.table``). Shared: copy it before changing it, as everything embedding it does."""
     return table_for(model_name, env)
+
+
+@lru_cache(maxsize=16384)
+def _shown_name(model_name: str, env: str) -> str:
+    """:func:`_shown`'s table as Spark SQL, written once as it is made once."""
+    return table_sql(_shown(model_name, env))
 
 
 def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:

@@ -135,9 +135,9 @@ class ModelPlan:
     @property
     def promotes(self) -> bool:
         """True when the environment's view must be (re)pointed at this version once it is built."""
-        if self.view is None or self.view_name == self.table_name:  # a table of the layout before versions
+        if self.change == UNCHANGED and self.held and self.view_exists:  # most models of a run: asked first
             return False
-        return self.change != UNCHANGED or not self.held or not self.view_exists
+        return self.view is not None and self.view_name != self.table_name  # equal: the layout before versions
 
     @property
     def records_entry(self) -> bool:
@@ -146,6 +146,16 @@ class ModelPlan:
 
 
 _FIELDS = frozenset(f.name for f in fields(ModelPlan))
+
+
+def named(plan: ModelPlan, table_name: str | None = None, view_name: str | None = None) -> ModelPlan:
+    """``plan`` with the names of its table and view given as the caller wrote them already (``table_sql`` of the
+    same records: a table and view shared across runs, their names written once), where ``table_name`` and
+    ``view_name`` would write them again on first use. None leaves a name to be written then."""
+    for key, value in (("table_name", table_name), ("view_name", view_name)):
+        if value is not None:
+            plan.__dict__[key] = value
+    return plan
 
 
 @dataclass(frozen=True)

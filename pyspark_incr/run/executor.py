@@ -78,6 +78,8 @@ class Executor:
         self._steps = {m.name: max(1, len(m.batches)) for m in plan.models}
         self._total = sum(self._steps.values())
         self._counted: dict[str, int] = {}
+        #: The sum of ``_counted``, kept as it changes (summed again per model, a run of 1,000 was quadratic).
+        self._done_steps = 0
         self._lock = threading.Lock()
         self._names = frozenset(m.name for m in plan.models)
         #: Model plans completed while building (a forward-only schema change examined after the parents).
@@ -116,15 +118,21 @@ class Executor:
         self._step(mp)
         with self._lock:
             left = self._steps[mp.name] - self._counted.get(mp.name, 0)
-            self._counted[mp.name] = self._steps[mp.name]
-            done = self._done()
+            done = self._count(mp.name, self._steps[mp.name])
         if left > 0:
             status = "skipped" if mp.name in self.failed else "up to date"
             progress.publish(progress.Settled(done, self._total, mp.name, left, status))
 
     def _done(self) -> int:
         """Steps done so far; the caller holds ``_lock`` (other models' threads count theirs meanwhile)."""
-        return sum(self._counted.values())
+        return self._done_steps
+
+    def _count(self, name: str, steps: int) -> int:
+        """Count ``steps`` of ``name``'s steps done in all (not ``steps`` more); the steps done in the call so far.
+        The caller holds ``_lock``."""
+        self._done_steps += steps - self._counted.get(name, 0)
+        self._counted[name] = steps
+        return self._done_steps
 
     def _step(self, mp: ModelPlan) -> None:
         if mp.change == REMOVED:
@@ -132,7 +140,7 @@ class Executor:
         elif self.halted_by is not None:
             self._fail(mp)
             self._result(mp, "skip", None, "skipped", 0.0, self._halted_message())
-        elif any(p in self.failed for p in parents(mp.model, self._names)):
+        elif self.failed and any(p in self.failed for p in parents(mp.model, self._names)):
             self._fail(mp)
             self._result(mp, "skip", None, "skipped", 0.0, "a parent model failed")
         elif mp.signal_error:  # signals: a failing signal builds nothing; its readers are skipped
@@ -355,7 +363,7 @@ class Executor:
             self.results.append(result)
             # an alter precedes the model's steps and a wait (signals) builds nothing: neither is one of its steps
             if action not in ("alter", "wait") and mp.name in self._steps:
-                self._counted[mp.name] = min(self._steps[mp.name], self._counted.get(mp.name, 0) + 1)
+                self._count(mp.name, min(self._steps[mp.name], self._counted.get(mp.name, 0) + 1))
             event = progress.Event(self._done(), self._total, result)
             self._runs.append({
                 "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,

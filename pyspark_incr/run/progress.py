@@ -82,7 +82,9 @@ def subscribe(listener: Callable[[Any], None]) -> Callable[[], None]:
 def publish(event: Event | Started | Settled) -> None:
     """Log ``event`` and tell every listener; a failing listener never fails the run."""
     quiet = isinstance(event, Started) or (isinstance(event, Settled) and event.status != "skipped")
-    log.log(logging.DEBUG if quiet else logging.INFO, event.line())
+    level = logging.DEBUG if quiet else logging.INFO
+    if log.isEnabledFor(level):  # a line a model, most of them never logged: written only when they are
+        log.log(level, event.line())
     with _lock:
         listeners = list(_listeners)
     for listener in listeners:

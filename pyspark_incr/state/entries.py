@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from pyspark_incr.model.definition import Model
 from pyspark_incr.safety.judge import Judgement
-from pyspark_incr.sqltext import stored_table
+from pyspark_incr.sqltext import stored_table, table_sql
 from pyspark_incr.state import snapshot as snapshots
 
 
@@ -49,6 +49,11 @@ class EnvEntry:
         same, so the runs of a warm process share it (a table a model a run was most of what a run of 1,000 idle
         models left for the cycle collector). Shared: copy it before changing it, as everything embedding it does."""
         return stored_table(self.table_name) if self.table_name else None
+
+    @cached_property
+    def table_text(self) -> str | None:
+        """``table`` as Spark SQL (``table_sql``), written once, as ``table`` is made once."""
+        return table_sql(self.table) if self.table is not None else None
 
     def judgement(self) -> Judgement | None:
         """The safety judgement kept with the applied version, if any (valid only where its key matches)."""
