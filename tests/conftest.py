@@ -21,23 +21,64 @@ collect_ignore_glob = ["fixtures/*"]
 #: Test files that use the installed wheel and the standalone cluster (session fixtures below): one xdist
 #: worker runs them all, so the wheel is built and installed, and the cluster started, once per run.
 WHEEL_FILES = frozenset({"test_wheel.py", "test_cluster.py", "test_race_trials.py"})
+WHEEL_SCOPE = "wheel-and-cluster"
+
+#: The longest work units, longest first (their setup and calls in the CI log's ``--durations``, 2026-12-06:
+#: the wheel-and-cluster unit ~1,350 s, the others 150-450 s), handed out before every other file. xdist orders
+#: units by their number of tests, which put the one-test trials last: a worker could start the 370-s crash
+#: trial while the other had nothing left to do.
+LONGEST_FIRST = (WHEEL_SCOPE, "tests/test_docs_run.py", "tests/test_crash_harness.py",
+                 "tests/test_postgres_metastore.py", "tests/test_jobs.py", "tests/test_safety_equivalence.py",
+                 "tests/test_unique_key.py", "tests/test_bridge.py")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Each file's tests on one worker (``--dist loadfile``), the WHEEL_FILES together on one.
+    """Each file's tests on one worker (``--dist loadfile``), the WHEEL_FILES together on one, LONGEST_FIRST first.
 
     A scheduler keyed on node ids, because xdist 3.8 on pytest 9.2 ignores ``xdist_group`` marks
     (stop 35: a group's tests ran on both workers).
     """
     from xdist.scheduler import LoadScopeScheduling
 
+    rank = {scope: i for i, scope in enumerate(LONGEST_FIRST)}
+
     class _FileOrWheel(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             file = nodeid.split("::", 1)[0]
-            return "wheel-and-cluster" if Path(file).name in WHEEL_FILES else file
+            return WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
+
+        def _assign_work_unit(self, node) -> None:
+            # the queue keeps xdist's order (most tests first) behind the longest units
+            first = min(self.workqueue, key=lambda scope: rank.get(scope, len(rank)))
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
 
     return _FileOrWheel(config, log)
+
+
+#: Seconds each xdist worker spent in each work unit's tests (setup, call and teardown), as the controller hears.
+_SPENT: dict[str, dict[str, float]] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    worker = getattr(getattr(report, "node", None), "gateway", None)
+    if worker is not None:  # on the xdist controller only: a worker's own reports carry no node
+        file = report.nodeid.split("::", 1)[0]
+        scope = WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
+        units = _SPENT.setdefault(worker.id, {})
+        units[scope] = units.get(scope, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Each worker's busy seconds and longest units: whether the two workers finished together (CI's wall time)."""
+    if not _SPENT:
+        return
+    terminalreporter.section("time per xdist worker")
+    for worker, units in sorted(_SPENT.items()):
+        longest = sorted(units.items(), key=lambda kv: -kv[1])[:6]
+        terminalreporter.write_line(f"{worker}: {sum(units.values()):.0f} s in {len(units)} units; longest: "
+                                    + ", ".join(f"{scope} {spent:.0f} s" for scope, spent in longest))
 
 
 @pytest.fixture(scope="session")
