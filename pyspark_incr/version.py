@@ -3,14 +3,14 @@
 import hashlib
 from pathlib import Path
 
-import sqlglot
-
 __version__ = "0.1.0"
 
 
 def code_digest(*folders: str) -> str:
     """The package version, sqlglot's and a digest of the source of ``folders`` (subpackages of pyspark_incr):
     what a record computed by that code and kept in state is valid for (a change there makes it stale)."""
+    import sqlglot  # here: ``import pyspark_incr`` (this module's importer) stays cheap, sqlglot took 0.14-0.2 s
+
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent
     for folder in folders:

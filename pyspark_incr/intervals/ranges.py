@@ -77,7 +77,7 @@ class IntervalSet:
         """A set of ``ranges`` already sorted, disjoint and non-adjacent (what the operations below produce):
         not sorted again, as a plan of 10,000 models makes ten sets a model."""
         if not ranges and cls is IntervalSet:
-            return _EMPTY  # most models' missing intervals in a run: one shared set, not one a model a run
+            return EMPTY  # most models' missing intervals in a run: one shared set, not one a model a run
         made = cls.__new__(cls)
         made._ranges = ranges
         return made
@@ -188,5 +188,5 @@ def _normalize(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
     return tuple(merged)
 
 
-#: The empty set the set operations return: immutable, so shared.
-_EMPTY = IntervalSet()
+#: The empty set: immutable, so one is shared (what the set operations return, and a plan's default).
+EMPTY = IntervalSet()

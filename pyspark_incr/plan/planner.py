@@ -14,7 +14,7 @@ from functools import cached_property, lru_cache
 from sqlglot import exp
 
 from pyspark_incr import collector
-from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.ranges import EMPTY, Interval, IntervalSet
 from pyspark_incr.intervals.schedule import Schedule
 from pyspark_incr.model.definition import Model
 from pyspark_incr.model.fingerprint import data_hash, metadata_hash
@@ -36,10 +36,6 @@ from pyspark_incr.project.dag import parents, topological
 from pyspark_incr.sqltext import table_sql
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
-
-
-#: Nothing built (a table being rebuilt, or one no run has written yet): one set, as sets never change.
-_NOTHING = IntervalSet()
 
 
 @collector.paused()
@@ -273,7 +269,7 @@ class _Context:
             expected = self._expected[key] = model.schedule.expected(
                 plan.start_ms, model.end_ms, window.execution_ms, ignore_cron=window.ignore_cron,
                 allow_partials=model.allow_partials)
-        built = _NOTHING if plan.rebuild else self.coverage.get(plan.table_name, _NOTHING)
+        built = EMPTY if plan.rebuild else self.coverage.get(plan.table_name, EMPTY)
         restated = self.restatement.ranges.get(plan.name)
         if restated is not None:
             restated = IntervalSet([expected if model.kind.whole_table else restated]).intersection(IntervalSet([expected]))

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from pyspark_incr.intervals.ranges import Interval, IntervalSet
+from pyspark_incr.intervals.ranges import EMPTY, Interval, IntervalSet
 from pyspark_incr.model.definition import Model
 from pyspark_incr.plan.restatement import Restatement
 from pyspark_incr.plan.safety import Judgement
@@ -38,12 +38,12 @@ class ModelPlan:
     table: exp.Table | None
     start_ms: int | None = None
     expected: Interval | None = None
-    missing: IntervalSet = field(default_factory=IntervalSet)
+    missing: IntervalSet = EMPTY
     batches: tuple[Interval, ...] = ()
     #: The physical table must be (re)created and everything rebuilt: a new version, or its table is gone.
     rebuild: bool = False
     #: Intervals of this version already built (empty when rebuilding).
-    built: IntervalSet = field(default_factory=IntervalSet)
+    built: IntervalSet = EMPTY
     #: Whether the model's table exists in the catalog now.
     table_exists: bool = False
     #: How many of the batches may run at once (0: as many as the call's concurrency allows, sharing it).
