@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,9 +50,11 @@ def pytest_xdist_make_scheduler(config, log):
             return WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
 
         def _assign_work_unit(self, node) -> None:
-            # the queue keeps xdist's order (most tests first) behind the longest units
-            first = min(self.workqueue, key=lambda scope: rank.get(scope, len(rank)))
-            self.workqueue.move_to_end(first, last=False)
+            # the queue keeps xdist's order (most tests first) behind the longest units; an xdist whose queue
+            # is no longer an OrderedDict just keeps its own order
+            queue = getattr(self, "workqueue", None)
+            if isinstance(queue, OrderedDict) and queue:
+                queue.move_to_end(min(queue, key=lambda scope: rank.get(scope, len(rank))), last=False)
             super()._assign_work_unit(node)
 
     return _FileOrWheel(config, log)
