@@ -180,6 +180,21 @@ def test_a_two_model_cycle_is_an_error():
         topological([a, b])
 
 
+def test_the_order_of_the_same_models_is_kept_and_other_models_get_their_own():
+    a, b = parse_model(model("s.a")), parse_model(model("s.b", "s.a"))
+    first = topological([b, a])
+    first.reverse()  # each caller gets a list of its own to change
+
+    again, other = topological([b, a]), topological([b, parse_model(model("s.a", "s.b0"))])
+
+    assert names(again) == ["s.a", "s.b"] and again[0] is a
+    assert names(other) == ["s.a", "s.b"] and other[0] is not a  # an equal name, another model: ordered anew
+    cyclic = [parse_model(model("s.x", "s.y")), parse_model(model("s.y", "s.x"))]
+    for _ in range(2):  # a cycle is never kept: it fails every call
+        with pytest.raises(ModelDefinitionError, match="cycle"):
+            topological(cyclic)
+
+
 # =========================================================================== check_env
 
 

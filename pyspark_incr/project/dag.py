@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Set as AbstractSet
 from graphlib import CycleError, TopologicalSorter
 
@@ -20,6 +22,14 @@ def parents(model: Model, names: Iterable[str]) -> list[str]:
     return [r for r in model.depends_on if r in known and r != model.name]
 
 
+#: The orders worked out last, by the identity of the models asked about: a warm process's runs ask the order of
+#: the same (cached, immutable) models every call, 16 ms of a run of 1,000 models. Each entry holds its models,
+#: so no id in a key is reused by another object while the entry lives.
+_ORDERS: OrderedDict[tuple[int, ...], tuple[tuple[Model, ...], tuple[Model, ...]]] = OrderedDict()
+_ORDERS_KEPT = 8
+_ORDERS_LOCK = threading.Lock()
+
+
 def topological(models: Iterable[Model]) -> list[Model]:
     """Parents before children; a cycle is an error naming its models.
 
@@ -28,7 +38,25 @@ def topological(models: Iterable[Model]) -> list[Model]:
     >>> b = parse_model("MODEL (name s.b, kind FULL); SELECT 1 AS x")
     >>> [m.name for m in topological([a, b])]
     ['s.b', 's.a']
+    >>> topological([a, b]) == topological([a, b]) and topological([a, b]) is not topological([a, b])
+    True
     """
+    asked = tuple(models)
+    key = tuple(map(id, asked))
+    with _ORDERS_LOCK:
+        kept = _ORDERS.get(key)
+        if kept is not None:
+            _ORDERS.move_to_end(key)
+            return list(kept[1])
+    order = _ordered(asked)
+    with _ORDERS_LOCK:
+        _ORDERS[key] = (asked, tuple(order))
+        if len(_ORDERS) > _ORDERS_KEPT:
+            _ORDERS.popitem(last=False)
+    return order
+
+
+def _ordered(models: tuple[Model, ...]) -> list[Model]:
     by_name = {m.name: m for m in models}
     graph = {name: parents(m, by_name) for name, m in sorted(by_name.items())}
     try:
