@@ -21,6 +21,7 @@ PROCESS_WIDE = {
     "pyspark_incr/model/macro_functions.py": {"BUILTINS"},
     "pyspark_incr/model/pyfiles.py": {"_extra"},
     "pyspark_incr/project/lint_rules.py": {"REGISTRY"},  # the lint rules' classes, as WRITERS holds the writers
+    "pyspark_incr/project/dag.py": {"_ORDERS"},  # orders of immutable models, by their identity: a memoised sort
 }
 _MUTABLE_CALLS = {"dict", "set", "list", "defaultdict", "OrderedDict", "WeakValueDictionary", "WeakKeyDictionary"}
 
