@@ -24,13 +24,14 @@ collect_ignore_glob = ["fixtures/*"]
 WHEEL_FILES = frozenset({"test_wheel.py", "test_cluster.py", "test_race_trials.py"})
 WHEEL_SCOPE = "wheel-and-cluster"
 
-#: The longest work units, longest first (their setup and calls in the CI log's ``--durations``, 2026-12-06:
-#: the wheel-and-cluster unit ~1,350 s, the others 150-450 s), handed out before every other file. xdist orders
-#: units by their number of tests, which put the one-test trials last: a worker could start the 370-s crash
-#: trial while the other had nothing left to do.
-LONGEST_FIRST = (WHEEL_SCOPE, "tests/test_docs_run.py", "tests/test_crash_harness.py",
-                 "tests/test_postgres_metastore.py", "tests/test_jobs.py", "tests/test_safety_equivalence.py",
-                 "tests/test_unique_key.py", "tests/test_bridge.py")
+#: The longest work units, longest first (each one's seconds in the summary this file prints, clean clone of
+#: 803e2ca on 2026-12-07, the machine ~2x slow: wheel-and-cluster 1,448, the others 499 down to 149), handed out
+#: before every other file. xdist orders units by their number of tests, which put the one-test trials last: a
+#: worker could start the 370-s crash trial while the other had nothing left to do. With this order the two
+#: workers were busy 3,106 and 3,079 s of that run's 3,126.
+LONGEST_FIRST = (WHEEL_SCOPE, "tests/test_crash_harness.py", "tests/test_hostile_input.py", "tests/test_docs_run.py",
+                 "tests/test_jobs.py", "tests/test_unique_key.py", "tests/test_postgres_metastore.py",
+                 "tests/test_safety_equivalence.py", "tests/test_scd2.py", "tests/test_bridge.py")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
