@@ -34,6 +34,12 @@ LONGEST_FIRST = (WHEEL_SCOPE, "tests/test_crash_harness.py", "tests/test_hostile
                  "tests/test_safety_equivalence.py", "tests/test_scd2.py", "tests/test_bridge.py")
 
 
+def _unit(nodeid: str) -> str:
+    """The xdist work unit a test belongs to: its file, or WHEEL_SCOPE for the WHEEL_FILES."""
+    file = nodeid.split("::", 1)[0]
+    return WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
+
+
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Each file's tests on one worker (``--dist loadfile``), the WHEEL_FILES together on one, LONGEST_FIRST first.
@@ -47,8 +53,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class _FileOrWheel(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            file = nodeid.split("::", 1)[0]
-            return WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
+            return _unit(nodeid)
 
         def _assign_work_unit(self, node) -> None:
             # the queue keeps xdist's order (most tests first) behind the longest units; an xdist whose queue
@@ -68,9 +73,7 @@ _SPENT: dict[str, dict[str, float]] = {}
 def pytest_runtest_logreport(report) -> None:
     worker = getattr(getattr(report, "node", None), "gateway", None)
     if worker is not None:  # on the xdist controller only: a worker's own reports carry no node
-        file = report.nodeid.split("::", 1)[0]
-        scope = WHEEL_SCOPE if Path(file).name in WHEEL_FILES else file
-        units = _SPENT.setdefault(worker.id, {})
+        units, scope = _SPENT.setdefault(worker.id, {}), _unit(report.nodeid)
         units[scope] = units.get(scope, 0.0) + report.duration
 
 

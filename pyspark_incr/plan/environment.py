@@ -10,10 +10,12 @@ view swap, never a recomputation.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from sqlglot import exp
 
 from pyspark_incr.errors import ArgumentError
+from pyspark_incr.sqltext import table_sql
 
 PROD = "prod"
 _ENV_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -44,6 +46,18 @@ def table_for(model_name: str, env: str) -> exp.Table:
     ('`sales`.`daily`', '`sales__dev`.`daily`')
     """
     return exp.table_(model_name.split(".")[1], db=schema_for(model_name, env), quoted=True)
+
+
+@lru_cache(maxsize=16384)
+def shown(model_name: str, env: str) -> tuple[exp.Table, str]:
+    """:func:`table_for` and its Spark SQL, made once per model and environment: a warm process's plans share them
+    (as ``EnvEntry.table``). Shared: copy the table before changing it, as everything embedding it does.
+
+    >>> shown("sales.daily", "dev")[1], shown("sales.daily", "dev") is shown("sales.daily", "dev")
+    ('`sales__dev`.`daily`', True)
+    """
+    table = table_for(model_name, env)
+    return table, table_sql(table)
 
 
 def schema_for(model_name: str, env: str) -> str:

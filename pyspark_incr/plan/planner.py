@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -22,7 +22,7 @@ from pyspark_incr.intervals.batching import covering
 from pyspark_incr.errors import IncrError
 from pyspark_incr.plan import auto_restatement, due, forward, readiness, safety, support, versions
 from pyspark_incr.config import PHYSICAL_SCHEMA, setting
-from pyspark_incr.plan.environment import PROD, physical_table, table_for
+from pyspark_incr.plan.environment import PROD, physical_table, shown
 from pyspark_incr.plan.listing import Listing
 from pyspark_incr.plan.records import (  # noqa: F401 - re-exported: callers import the records from here
     ADDED, CHANGED, METADATA, REMOVED, UNCHANGED, ModelPlan, Plan, named, sample_interval,
@@ -33,7 +33,6 @@ from pyspark_incr.plan.sentences import clauses, sentences
 from pyspark_incr.plan.sources import Desired, select_models
 from pyspark_incr.plan.window import Window, restriction
 from pyspark_incr.project.dag import parents, topological
-from pyspark_incr.sqltext import table_sql
 from pyspark_incr.state.store import EnvEntry, StateStore
 from pyspark_incr.writers import BuildContext, can_build, writer_for
 
@@ -150,7 +149,7 @@ class _Context:
 
     def view(self, model: Model) -> exp.Table | None:
         """Where this environment shows ``model``; None when it has no object of ours (EXTERNAL, EMBEDDED)."""
-        return _shown(model.name, self.env) if model.kind.builds_object else None
+        return shown(model.name, self.env)[0] if model.kind.builds_object else None
 
     def physical(self, model: Model, fingerprint: str, entry: EnvEntry | None) -> exp.Table | None:
         """The object holding this version: the table the environment already uses for it, else a new one."""
@@ -216,7 +215,7 @@ class _Context:
                          previous_table=entry.table_name if entry and held else None, category=category, held=held,
                          conform=conform, previous=entry.parsed() if change in (CHANGED, METADATA) else None)
         plan = named(plan, entry.table_text if entry is not None and table is entry.table else None,
-                     _shown_name(model.name, self.env) if view is not None else None)
+                     shown(model.name, self.env)[1] if view is not None else None)
         if not can_build(model):
             return replace(plan, reason=sentences(reason,
                                                   f"kind {model.kind.name} cannot be built by this version yet"))
@@ -388,19 +387,6 @@ class _Context:
     def _limited(self) -> bool:
         """True for a plan outside prod that limits its backfill with start/end (a preview of recent data)."""
         return self.env != PROD and (self.window.start_ms is not None or self.window.end_ms is not None)
-
-
-@lru_cache(maxsize=16384)
-def _shown(model_name: str, env: str) -> exp.Table:
-    """:func:`table_for`, made once per model and environment: the runs of a warm process share it (see
-    ``EnvEntry.table``). Shared: copy it before changing it, as everything embedding it does."""
-    return table_for(model_name, env)
-
-
-@lru_cache(maxsize=16384)
-def _shown_name(model_name: str, env: str) -> str:
-    """:func:`_shown`'s table as Spark SQL, written once as it is made once."""
-    return table_sql(_shown(model_name, env))
 
 
 def _categorize(model: Model, fingerprint: str, entry: EnvEntry | None) -> tuple[str, str]:

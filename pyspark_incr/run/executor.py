@@ -75,11 +75,7 @@ class Executor:
         self.failed: set[str] = set()
         self._runs: list[dict] = []
         #: Progress steps per model: its batches, or one for a model without (a view, a drop, nothing to do).
-        self._steps = {m.name: max(1, len(m.batches)) for m in plan.models}
-        self._total = sum(self._steps.values())
-        self._counted: dict[str, int] = {}
-        #: The sum of ``_counted``, kept as it changes (summed again per model, a run of 1,000 was quadratic).
-        self._done_steps = 0
+        self._steps = progress.Steps({m.name: max(1, len(m.batches)) for m in plan.models})
         self._lock = threading.Lock()
         self._names = frozenset(m.name for m in plan.models)
         #: Model plans completed while building (a forward-only schema change examined after the parents).
@@ -92,7 +88,7 @@ class Executor:
         with timings.phase("safety"):
             safety.check(self.plan.models)  # a refused model fails the call before anything is written
         by_name = {m.name: m for m in self.plan.models}
-        progress.publish(progress.Started(0, self._total))
+        progress.publish(progress.Started(0, self._steps.total))
         with timings.phase("describe"):
             self._described.update(tables.described_each(self.spark, [m.table for m in self.plan.models
                                                                        if m.table_settled]))
@@ -117,22 +113,11 @@ class Executor:
         failure, or the one step of a model with nothing to do; progress so ends at its total."""
         self._step(mp)
         with self._lock:
-            left = self._steps[mp.name] - self._counted.get(mp.name, 0)
-            done = self._count(mp.name, self._steps[mp.name])
+            left = self._steps.settle(mp.name)
+            done = self._steps.done
         if left > 0:
             status = "skipped" if mp.name in self.failed else "up to date"
-            progress.publish(progress.Settled(done, self._total, mp.name, left, status))
-
-    def _done(self) -> int:
-        """Steps done so far; the caller holds ``_lock`` (other models' threads count theirs meanwhile)."""
-        return self._done_steps
-
-    def _count(self, name: str, steps: int) -> int:
-        """Count ``steps`` of ``name``'s steps done in all (not ``steps`` more); the steps done in the call so far.
-        The caller holds ``_lock``."""
-        self._done_steps += steps - self._counted.get(name, 0)
-        self._counted[name] = steps
-        return self._done_steps
+            progress.publish(progress.Settled(done, self._steps.total, mp.name, left, status))
 
     def _step(self, mp: ModelPlan) -> None:
         if mp.change == REMOVED:
@@ -224,8 +209,8 @@ class Executor:
             self._result(mp, "skip", _reported(mp, batch)[1], "skipped", 0.0, self._halted_message())
             return False
         with self._lock:
-            done = self._done()
-        progress.publish(progress.Started(done, self._total, mp.name, _reported(mp, batch)[1]))
+            done = self._steps.done
+        progress.publish(progress.Started(done, self._steps.total, mp.name, _reported(mp, batch)[1]))
         started = time.monotonic()
         try:
             if mp.built.intersection(IntervalSet([batch])):
@@ -362,9 +347,9 @@ class Executor:
         with self._lock:
             self.results.append(result)
             # an alter precedes the model's steps and a wait (signals) builds nothing: neither is one of its steps
-            if action not in ("alter", "wait") and mp.name in self._steps:
-                self._count(mp.name, min(self._steps[mp.name], self._counted.get(mp.name, 0) + 1))
-            event = progress.Event(self._done(), self._total, result)
+            if action not in ("alter", "wait"):
+                self._steps.step(mp.name)
+            event = progress.Event(self._steps.done, self._steps.total, result)
             self._runs.append({
                 "run_id": self.run_id, "procedure": self.procedure, "env": self.plan.env, "model": mp.name,
                 "fingerprint": mp.fingerprint, "start_ms": interval.start if interval else None,
