@@ -5,11 +5,12 @@
 
 Prints warm medians (ms) of ``spark.sql("SELECT 1").collect()``, of ``spark.sql("SELECT 1")`` alone
 (parse and analysis), of ``spark.range(1).collect()`` and, in the embedded session, where one daily
-model is applied, a no-op ``CALL incr.run`` three ways: collected as PySpark users do, without the
-collect (the command runs at ``sql()``), and the procedure's body alone (``procedures.dispatch``,
-no Spark SQL); then ``CALL incr.environments()``, a CALL doing almost nothing. Run both, one after the
-other, on an idle machine: what separates the three no-op figures is pyspark's collect and Spark's
-CALL path, not the procedure.
+model is applied, a no-op ``CALL incr.run`` four ways: collected as PySpark users do, without the
+collect (the command runs at ``sql()``), with ``raise_on_failure => true`` as a scheduled job issues it
+(bench/compare.sh's c; 200 samples), and the procedure's body alone (``procedures.dispatch``, no
+Spark SQL); then ``CALL incr.environments()``, a CALL doing almost nothing. Run both, one after the
+other, on an idle machine: what separates the no-op figures from the body alone is pyspark's collect
+and Spark's CALL path, not the procedure.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def noop_run(spark) -> None:
     spark.sql(run).collect()
     print(f"incr: no-op {run} collected {timed(lambda: spark.sql(run).collect(), 40)} ms")
     print(f"incr: the same, not collected {timed(lambda: spark.sql(run), 40)} ms")
+    scheduled = call_sql("run", execution_time="2024-01-05", raise_on_failure=True)
+    spark.sql(scheduled)
+    print(f"incr: as a scheduled job issues it, {scheduled}, not collected {timed(lambda: spark.sql(scheduled), 200)} ms")
     body = timed(lambda: dispatch(spark, "run", {"execution_time": "2024-01-05"}), 40)
     print(f"incr: its body, dispatch(spark, 'run', ...) {body} ms")
 

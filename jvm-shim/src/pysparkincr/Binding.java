@@ -17,7 +17,9 @@ import org.apache.spark.sql.types.StructType;
  * every call, each a whole analyzer run (~1 ms); {@code incr.run} declares twelve, so a no-op run
  * spent more time there than in the procedure. A parameter the call leaves out is left out of the
  * bound procedure too, and Python, which declared it, fills in its default (the same value: the
- * SQL default is written from it, {@code Param.sql_default}). A call Spark must refuse (an unknown
+ * SQL default is written from it, {@code Param.sql_default}). A parameter the call passes is bound
+ * without its default: Spark analyses a bound parameter's default even when a value is passed (about
+ * a millisecond an argument; a scheduled run passes two or three). A call Spark must refuse (an unknown
  * or repeated name, a name also given by position, a positional argument after a named one, too
  * many arguments) binds every parameter, so Spark's own checks and messages apply unchanged.
  *
@@ -29,18 +31,18 @@ final class Binding {
   private final int[] indices;
   private final ProcedureParameter[] parameters;
 
-  private Binding(Registry.Spec spec, int[] indices) {
+  private Binding(Registry.Spec spec, int[] indices, ProcedureParameter[] from) {
     this.spec = spec;
     this.indices = indices;
     this.parameters = new ProcedureParameter[indices.length];
-    for (int i = 0; i < indices.length; i++) parameters[i] = spec.parameters[indices[i]];
+    for (int i = 0; i < indices.length; i++) parameters[i] = from[indices[i]];
   }
 
   /** Every parameter, in declared order. */
   static Binding all(Registry.Spec spec) {
     int[] indices = new int[spec.params.size()];
     for (int i = 0; i < indices.length; i++) indices[i] = i;
-    return new Binding(spec, indices);
+    return new Binding(spec, indices, spec.parameters);
   }
 
   /** The parameters a call whose arguments have {@code inputType} (Spark's shape of them) binds. */
@@ -67,7 +69,7 @@ final class Binding {
     }
     int[] indices = new int[chosen.size()];
     for (int i = 0; i < indices.length; i++) indices[i] = chosen.get(i);
-    return new Binding(spec, indices);
+    return new Binding(spec, indices, spec.passed);
   }
 
   private static int indexOf(List<Registry.Field> params, String lowerName) {

@@ -56,6 +56,8 @@ final class Registry {
     final List<Field> params = new ArrayList<>();
     final List<Field> output = new ArrayList<>();
     final ProcedureParameter[] parameters;
+    /** The same parameters without their defaults: how a call that passes them binds them. */
+    final ProcedureParameter[] passed;
     final StructType outputSchema;
 
     Spec(JsonNode n) {
@@ -63,16 +65,17 @@ final class Registry {
       description = n.path("description").asText("");
       for (JsonNode p : n.path("parameters")) params.add(new Field(p));
       for (JsonNode c : n.path("output")) output.add(new Field(c));
-      parameters = buildParameters();
+      parameters = buildParameters(true);
+      passed = buildParameters(false);
       outputSchema = buildOutputSchema();
     }
 
-    private ProcedureParameter[] buildParameters() {
+    private ProcedureParameter[] buildParameters(boolean withDefaults) {
       ProcedureParameter[] out = new ProcedureParameter[params.size()];
       for (int i = 0; i < out.length; i++) {
         Field f = params.get(i);
         ProcedureParameter.Builder b = ProcedureParameter.in(f.name, f.dataType);
-        if (f.defaultSql != null) b = b.defaultValue(f.defaultSql);
+        if (withDefaults && f.defaultSql != null) b = b.defaultValue(f.defaultSql);
         out[i] = b.comment(f.description).build();
       }
       return out;
