@@ -128,6 +128,12 @@ class PromotionError(IncrError):
     condition, sqlstate = "INCR_VIEW_CONFLICT", "42P07"
 
 
+class LocationTaken(IncrError):
+    """A table cannot be created: its directory already holds files of a table the catalog does not know."""
+
+    condition, sqlstate = "INCR_LOCATION_TAKEN", "42710"
+
+
 class ClaimLost(IncrError):
     """Another application took over a claim this call held (its lease ran out): it stopped writing."""
 

@@ -169,6 +169,6 @@ def _rows(store: StateStore) -> list[dict[str, Any]]:
     key = f"{store.schema}.{t.AUTO_RESTATEMENTS.name}"
     if key not in store.runtime.ensured:
         store.ensure()
-        store.spark.sql(t.AUTO_RESTATEMENTS.ddl(store.schema))
+        store.create(t.AUTO_RESTATEMENTS)
         store.runtime.ensured.add(key)
     return store.read(t.AUTO_RESTATEMENTS).to_pylist()

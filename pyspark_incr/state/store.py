@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from pyspark_incr import ddl
+from pyspark_incr import ddl, managed
 from pyspark_incr.runtime import runtime, shim_class
 from pyspark_incr.config import STATE_SCHEMA, setting
-from pyspark_incr.errors import StateError
+from pyspark_incr.errors import LocationTaken, StateError
 from pyspark_incr.intervals.ranges import Interval, IntervalSet
 from pyspark_incr.state import files
 from pyspark_incr.state import built
@@ -47,14 +47,27 @@ class StateStore:
         created = [table for table, columns in existing.items() if columns is None]
         if created:
             self.spark.sql(ddl.create_schema(self.schema))
+            self._refuse_occupied(created)
         for table, columns in existing.items():
             if columns is None:
-                self.spark.sql(table.ddl(self.schema))
+                self.create(table)
             else:
                 self._upgrade(table, columns)
         if created:  # where the new tables live, in one catalog call (else one per table at its first read)
             _described_by_shim(self.spark, self.schema, created)
         self.runtime.ensured.add(self.schema)
+
+    def _refuse_occupied(self, missing: list[t.StateTable]) -> None:
+        """Before creating any state table: fail, creating none, when files lie where one would be."""
+        taken = managed.occupied(self.spark, self.schema, [table.name for table in missing])
+        if taken:
+            raise LocationTaken(f"Cannot create the state tables of schema {self.schema}: {', '.join(taken)} "
+                                f"already {'hold' if len(taken) > 1 else 'holds'} files {managed.WHY_AND_FIX}, or point "
+                                f"spark.incr.stateSchema at another schema.")
+
+    def create(self, table: t.StateTable) -> None:
+        """Create ``table`` in the state schema unless it exists."""
+        managed.create(self.spark, table.ddl(self.schema), f"state table {table.qualified(self.schema)}")
 
     def _upgrade(self, table: t.StateTable, existing: list[str]) -> None:
         """Add the columns a table created by an older version lacks (another process may just have)."""

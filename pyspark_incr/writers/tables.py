@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from sqlglot import exp
 
-from pyspark_incr import commits, ddl
+from pyspark_incr import commits, ddl, managed
 from pyspark_incr.runtime import shim_class
 from pyspark_incr.model.definition import Model
 from pyspark_incr.sqltext import ident, literal
@@ -85,7 +85,8 @@ def create_like(spark: Any, table: exp.Table, df: Any, model: Model, partitioned
     if model.description:
         clauses += f" COMMENT {literal(model.description)}"
     clauses += docs.properties_clause(docs.table_properties(model))
-    spark.sql(f"CREATE TABLE {table.sql('spark')} ({columns}) USING {formats.create_using(model)}{clauses}")
+    managed.create(spark, f"CREATE TABLE {table.sql('spark')} ({columns}) USING {formats.create_using(model)}{clauses}",
+                   f"model {model.name}'s table {table.sql('spark')}")
 
 
 def add_columns(spark: Any, table: exp.Table, columns: tuple[tuple[str, str], ...]) -> None:
