@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/quick.py                                  # prints the table
     .venv/bin/python bench/quick.py --max-ratio 1.3 --max-noop-ms 60  # exits 1 when either is exceeded
+    .venv/bin/python bench/quick.py --metastore                       # against a metastore service
 
 In one warm process with one Spark session (the settings and data of compare.sh: ``bench/peers/``),
 pyspark-incr (``CALL incr.run`` through Spark SQL, as ``run_incr.py``) and hand-written Spark SQL (the
@@ -33,6 +34,12 @@ compare.sh, a reads days its warm-up never listed, so every contender lists them
 (:mod:`pyspark_incr.timings`) and JVM round trips are printed, and each contender's Spark jobs over 100 ms per
 round: where a first backfill's time beyond the write goes.
 
+``--metastore`` runs it all against a Hive metastore thrift service started for the run (Derby inside the
+service; with ``--postgres URL``, a PostgreSQL database, as docs/operations.md sets one up), the way separate
+applications share one catalog, instead of the embedded Derby of one application: each metastore call is
+then a thrift round trip. Every b and c step's Hive metastore client calls (Spark's ``HiveCatalogMetrics``)
+are counted and printed either way: a count, unlike a time, does not move with the machine.
+
 Prints medians and ``incr / bare``; ``--max-ratio`` (on b) and ``--max-noop-ms`` (on c) turn it into a
 check. Figures move 10-20 % with the machine's load (docs/benchmarks.md): compare ratios, on an idle machine.
 """
@@ -44,6 +51,7 @@ import os
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -54,10 +62,12 @@ from run_bare import Bare  # noqa: E402
 from run_incr import Incr, _at, _with_incr  # noqa: E402
 
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
 import spark_work  # noqa: E402
 from breakdown import medians, phase_rows, round_trips, trips_table  # noqa: E402
 from breakdown import table as breakdown_table  # noqa: E402
 from pyspark_incr import timings  # noqa: E402
+from services.metastore import MetastoreService  # noqa: E402
 
 DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
 #: The deduplicating hand-written first load's table (beside SideBare's).
@@ -105,13 +115,50 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time N interleaved rounds of the chain of 50's next day (e)")
     parser.add_argument("--backfill", type=int, default=0, metavar="N",
                         help="also time N interleaved rounds of the 365-day first backfill (a), with its phases")
+    parser.add_argument("--metastore", action="store_true",
+                        help="use a Hive metastore thrift service started for the run, not the embedded Derby")
+    parser.add_argument("--postgres", default=None, metavar="postgresql://USER:PASSWORD@HOST:PORT/DB",
+                        help="with --metastore: the service keeps its catalog in this PostgreSQL database "
+                             "(its schema created on first use; scripts/services.sh starts a server)")
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
+    if args.postgres and not args.metastore:
+        parser.error("--postgres: only with --metastore (it is where the service keeps the catalog)")
     spec = Spec(work=str(Path(args.work).resolve()), rows=args.rows)
     Path(spec.work).mkdir(parents=True, exist_ok=True)
     os.chdir(spec.work)
-    spark = session(spec, "quick", _with_incr)
+    service = started_service(spec, args.postgres) if args.metastore else None
+    try:
+        return measured(args, spec, service)
+    finally:
+        if service is not None:
+            service.stop()
+
+
+def started_service(spec: Spec, postgres: str | None) -> MetastoreService:
+    """A metastore service for this work directory: Derby inside it, or ``postgres`` (schema made once)."""
+    home = Path(spec.work) / ("metastore_pg" if postgres else "metastore_service")
+    database = None
+    if postgres:
+        import race
+
+        database = race.postgres(postgres)
+        made = home / "schema-of"
+        if not made.exists() or made.read_text() != postgres:
+            database.create_schema(home / "schema")
+            made.write_text(postgres)
+    print(f"# a metastore service ({'PostgreSQL' if postgres else 'Derby inside it'}) under {home}", file=sys.stderr)
+    return MetastoreService.start(home, database)
+
+
+def measured(args: argparse.Namespace, spec: Spec, service: MetastoreService | None) -> int:
+    """Set up, time the rounds, print the report (its exit code)."""
+    home, extra = "quick", _with_incr
+    if service is not None:  # a home of its own: tables of the embedded catalog's names live in "quick"'s
+        home, extra = ("quick_pg" if args.postgres else "quick_service"), \
+            (lambda builder: _with_incr(builder).config("spark.hadoop.hive.metastore.uris", service.uri))
+    spark = session(spec, home, extra)
     generate(spark, spec)
     register_sources(spark, spec)
     incr, bare = Incr(spark, spec), SideBare(spark, spec)
@@ -128,13 +175,18 @@ def main(argv: list[str] | None = None) -> int:
     spark.sql("SELECT 1").collect()
     spark.sql("CALL incr.environments()").collect()
     samples: dict[str, list[float]] = {"b incr": [], "b bare": [], "c incr": [], "c rows": [], "floor": [], "call": []}
+    calls: dict[str, list[int]] = {"b incr": [], "b bare": [], "c incr": []}
     for k in range(args.rounds):
         newest += 1
         day = newest
         runs = [("b incr", lambda: incr.run("a", day)), ("b bare", lambda: bare.step(lambda: bare.run("a", day)))]
         for name, action in runs if k % 2 == 0 else runs[::-1]:
-            samples[name].append(timed_ms(action))
-        samples["c incr"].append(timed_ms(lambda: incr.run("a", day)))
+            with metastore_calls(spark) as counted:
+                samples[name].append(timed_ms(action))
+            calls[name].append(counted[0])
+        with metastore_calls(spark) as counted:
+            samples["c incr"].append(timed_ms(lambda: incr.run("a", day)))
+        calls["c incr"].append(counted[0])
         samples["c rows"].append(timed_ms(lambda: spark.sql(f"CALL incr.run(execution_time => '{_at(day + 1)}')").collect()))
         samples["floor"].append(timed_ms(lambda: spark.sql("SELECT 1").collect()))
         samples["call"].append(timed_ms(lambda: spark.sql("CALL incr.environments()")))
@@ -147,7 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.backfill:
         samples.update(backfill_rounds(incr, bare, args.backfill))
     spark.stop()
-    return report(samples, args.max_ratio, args.max_noop_ms)
+    return report(samples, args.max_ratio, args.max_noop_ms, calls)
+
+
+@contextmanager
+def metastore_calls(spark):
+    """The Hive metastore client calls made while the block runs, in a one-element list filled at its end."""
+    metrics = spark._jvm.org.apache.spark.metrics.source.HiveCatalogMetrics.METRIC_HIVE_CLIENT_CALLS()
+    before, counted = metrics.getCount(), [0]
+    yield counted
+    counted[0] = metrics.getCount() - before
 
 
 def scd2_rounds(incr: Incr, bare: SideBare, rounds: int) -> dict[str, list[float]]:
@@ -261,8 +322,9 @@ def first_loads_again(incr: Incr, bare: SideBare, rounds: int = 3) -> dict[str, 
     return samples
 
 
-def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms: float | None) -> int:
-    """Print the table; 1 when a given limit is exceeded."""
+def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms: float | None,
+           calls: dict[str, list[int]] | None = None) -> int:
+    """Print the table (and ``calls``, each step's metastore client calls); 1 when a given limit is exceeded."""
     med = {name: statistics.median(values) for name, values in samples.items()}
     ratio = med["b incr"] / med["b bare"]
     rounds = len(samples["b incr"])
@@ -286,6 +348,9 @@ def report(samples: dict[str, list[float]], max_ratio: float | None, max_noop_ms
         dedup_ms = med["f0w dedup"]
         print(f"| f0 again, against a hand-written first load keeping one row per key | {dedup_ms:.0f} "
               f"| {med['f0w incr']:.0f} | {med['f0w incr'] / dedup_ms:.2f} |")
+    if calls:
+        counts = ", ".join(f"{name} {'/'.join(map(str, sorted(set(n))))}" for name, n in calls.items())
+        print(f"\nHive metastore client calls a step (every count seen): {counts}")
     failed = []
     if max_ratio is not None and ratio > max_ratio:
         failed.append(f"b: incr / bare {ratio:.2f} is above --max-ratio {max_ratio}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 
 from bench_module import load
 
@@ -83,6 +84,25 @@ def test_quick_prints_the_first_backfills_median_and_ratio_when_timed(capsys):
     out = capsys.readouterr().out
 
     assert "| a: first backfill (median of 3) | 25100 | 25900 | 1.03 |" in out
+
+
+def test_quick_prints_every_metastore_call_count_each_step_made(capsys):
+    quick = load("quick")
+    calls = {"b incr": [11, 11, 12, 11, 11], "b bare": [20] * 5, "c incr": [2] * 5}
+
+    quick.report(SAMPLES, max_ratio=None, max_noop_ms=None, calls=calls)
+    out = capsys.readouterr().out
+
+    assert "Hive metastore client calls a step (every count seen): b incr 11/12, b bare 20, c incr 2" in out
+
+
+def test_quick_refuses_a_postgresql_metastore_without_the_service(capsys):
+    quick = load("quick")
+
+    with pytest.raises(SystemExit):
+        quick.main(["--postgres", "postgresql://incr:incr@127.0.0.1:5432/x"])
+
+    assert "--postgres: only with --metastore" in capsys.readouterr().err
 
 
 def test_breakdown_sums_each_jvm_methods_round_trips_per_run_and_takes_their_median():
