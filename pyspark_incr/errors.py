@@ -134,6 +134,12 @@ class LocationTaken(IncrError):
     condition, sqlstate = "INCR_LOCATION_TAKEN", "42710"
 
 
+class MetastoreUnavailable(IncrError):
+    """The Hive metastore could not be reached (a service down, or not reachable from this application)."""
+
+    condition, sqlstate = "INCR_METASTORE_UNAVAILABLE", "08006"
+
+
 class ClaimLost(IncrError):
     """Another application took over a claim this call held (its lease ran out): it stopped writing."""
 

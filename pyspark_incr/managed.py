@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from pyspark_incr.errors import LocationTaken
+from pyspark_incr.spark_errors import condition, parameters
 
 #: Spark's error class for a managed table's directory holding files.
 SPARK_CONDITION = "LOCATION_ALREADY_EXISTS"
@@ -45,25 +46,8 @@ def create(spark: Any, statement: str, what: str) -> None:
     try:
         spark.sql(statement)
     except Exception as e:
-        if _condition(e) != SPARK_CONDITION:
+        if condition(e) != SPARK_CONDITION:
             raise
-        parameters = _parameters(e)
-        where = parameters.get("location", "its directory")
+        where = parameters(e).get("location", "its directory")
         raise LocationTaken(f"Cannot create {what}: its directory {where} already holds files {WHY_AND_FIX}.") from e
 
-
-def _condition(error: Exception) -> str | None:
-    get = getattr(error, "getCondition", None)
-    try:
-        return get() if get else None
-    except Exception:  # noqa: BLE001 - a PySpark error raised without a class
-        return None
-
-
-def _parameters(error: Exception) -> dict[str, str]:
-    get = getattr(error, "getMessageParameters", None)
-    try:
-        found = get() if get else None
-    except Exception:  # noqa: BLE001
-        found = None
-    return {k: str(v).strip("'") for k, v in (found or {}).items()}

@@ -75,3 +75,43 @@ def test_spark_sql_prints_headers_and_no_warnings_from_the_launcher(spark_sql_re
     done = spark_sql_refusal
     assert done.stdout.splitlines()[:2] == ["answer", "42"], done.stdout
     assert not [line for line in done.stderr.splitlines() if " WARN " in line], done.stderr
+
+
+def _refused_metastore(spark):
+    """What Hive's client raises when no metastore listens at its address (one attempt, no delay)."""
+    from services.metastore import free_port
+
+    conf = spark._jvm.org.apache.hadoop.hive.conf.HiveConf()
+    conf.set("hive.metastore.uris", f"thrift://127.0.0.1:{free_port()}")
+    conf.set("hive.metastore.connect.retries", "1")
+    conf.set("hive.metastore.client.connect.retry.delay", "0s")
+    spark._jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
+
+
+def test_a_call_that_cannot_reach_the_metastore_says_so_and_is_not_called_a_bug(spark, monkeypatch):
+    import pyspark_incr.bridge.handler as handler
+
+    def dispatch(session, procedure, args):  # the procedure's first catalog read meets a metastore gone
+        _refused_metastore(session)
+
+    monkeypatch.setattr(handler, "dispatch", dispatch)
+    with pytest.raises(Exception) as info:
+        spark.sql("CALL incr.environments()").collect()
+
+    message = str(info.value)
+    assert message.startswith("[INCR_METASTORE_UNAVAILABLE] incr.environments cannot reach the Hive metastore: "
+                              "Could not connect to meta store"), message
+    assert "Connection refused. Check that the metastore service is up" in message
+    assert message.rstrip().endswith("SQLSTATE: 08006") and "bug" not in message
+    assert (info.value.getCondition(), info.value.getSqlState()) == ("INCR_METASTORE_UNAVAILABLE", "08006")
+
+
+def test_only_a_metastore_out_of_reach_is_named_so():
+    from pyspark_incr.spark_errors import unreachable_metastore
+
+    text = RuntimeError("Unable to instantiate client\nMetaException(message:Could not connect to meta store using "
+                        "any of the URIs provided. Most recent failure: TTransportException)\n\tat ...")
+    assert unreachable_metastore(text) == ("MetaException(message:Could not connect to meta store using any of "
+                                           "the URIs provided. Most recent failure: TTransportException)")
+    assert unreachable_metastore(RuntimeError("java.net.ConnectException: Connection refused (a NameNode)")) is None
+    assert unreachable_metastore(ValueError("division by zero")) is None

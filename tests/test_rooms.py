@@ -23,7 +23,7 @@ ORDER = ("ground", "model", "safety", "project", "state", "writers", "plan", "ru
 PLACED = {
     "intervals": "ground", "errors": "ground", "config": "ground", "runtime": "ground", "sqltext": "ground",
     "stalls": "ground", "commits": "ground", "version": "ground", "ddl": "ground", "timings": "ground",
-    "trips": "ground", "collector": "ground", "managed": "ground",
+    "trips": "ground", "collector": "ground", "managed": "ground", "spark_errors": "ground",
     # What a project's Python files import (``from pyspark_incr.decorators import macro``): the model room's.
     "decorators": "model",
     # The package's facade (attach, configure_spark_with_incr) and the command line's helpers sit on top.

@@ -18,8 +18,9 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from pyspark_incr.config import ERROR_TRACES, setting, settings_of
-from pyspark_incr.errors import INTERNAL_CONDITION, INTERNAL_SQLSTATE, IncrError
+from pyspark_incr.errors import INTERNAL_CONDITION, INTERNAL_SQLSTATE, IncrError, MetastoreUnavailable
 from pyspark_incr.procedures import REGISTRY, dispatch, encode_value, load_all, registry_json
+from pyspark_incr.spark_errors import unreachable_metastore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MAX_SESSIONS = 64
@@ -61,6 +62,10 @@ class Handler:
         except IncrError as e:
             return _error(e, str(e), procedure, traced=self._traces_asked(jsession, context.get("settings")))
         except Exception as e:  # a bug, not a user error: its trace goes to the log and to the user
+            unreachable = _unreachable(e, procedure, jsession)
+            if unreachable is not None:
+                return _error(unreachable, str(unreachable), procedure,
+                              traced=self._traces_asked(jsession, context.get("settings")))
             traceback.print_exc(file=sys.stderr)
             message = (f"incr.{procedure} failed on a bug in pyspark-incr ({type(e).__name__}: {e}); "
                        "please report it with the trace below.")
@@ -96,6 +101,24 @@ class Handler:
 
     class Java:
         implements = ["pysparkincr.Handler"]
+
+
+def _unreachable(error: Exception, procedure: str, jsession: Any) -> MetastoreUnavailable | None:
+    """``error`` as the metastore out of reach, when that is what it was (not a bug of pyspark-incr)."""
+    said = unreachable_metastore(error)
+    if said is None:
+        return None
+    try:
+        uris = jsession.sparkContext().hadoopConfiguration().get("hive.metastore.uris")
+    except Exception:  # noqa: BLE001 - the message is whole without the address
+        uris = None
+    at = f" at {uris}" if uris else ""
+    unreachable = MetastoreUnavailable(
+        f"incr.{procedure} cannot reach the Hive metastore{at}: {said}. Check that the metastore service is up "
+        "and that this application reaches it (hive.metastore.uris), then call again: what calls committed "
+        "stays committed, and a run builds what is still missing.")
+    unreachable.__cause__ = error
+    return unreachable
 
 
 def _decode_args(spec: Any, args: dict[str, Any]) -> dict[str, Any]:
