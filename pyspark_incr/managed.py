@@ -50,4 +50,3 @@ def create(spark: Any, statement: str, what: str) -> None:
             raise
         where = parameters(e).get("location", "its directory")
         raise LocationTaken(f"Cannot create {what}: its directory {where} already holds files {WHY_AND_FIX}.") from e
-

@@ -61,9 +61,10 @@ class StateStore:
         """Before creating any state table: fail, creating none, when files lie where one would be."""
         taken = managed.occupied(self.spark, self.schema, [table.name for table in missing])
         if taken:
+            verb = "hold" if len(taken) > 1 else "holds"
             raise LocationTaken(f"Cannot create the state tables of schema {self.schema}: {', '.join(taken)} "
-                                f"already {'hold' if len(taken) > 1 else 'holds'} files {managed.WHY_AND_FIX}, or point "
-                                f"spark.incr.stateSchema at another schema.")
+                                f"already {verb} files {managed.WHY_AND_FIX}, or point spark.incr.stateSchema at "
+                                "another schema.")
 
     def create(self, table: t.StateTable) -> None:
         """Create ``table`` in the state schema unless it exists."""
