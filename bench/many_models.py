@@ -4,6 +4,7 @@
     .venv/bin/python bench/many_models.py --models 50 --rounds 5   # a quick look
     .venv/bin/python bench/many_models.py --max-ms 300             # exits 1 when (a) is above 300 ms
     .venv/bin/python bench/many_models.py --home /tmp/many --keep  # set up once, then reuse the set-up
+    .venv/bin/python bench/many_models.py --metastore              # against a metastore service
 
 Issue #28's goal: a run over 1,000 models of which one is due takes under 300 ms warm. In one warm process
 with one embedded session (``embedded_session``, in a fresh temporary home, or in ``--home``), a project of
@@ -21,7 +22,8 @@ when ``spark.sql`` returns). Prints medians and a - b, what the idle models cost
 CPU (its Python side: the plan and the run's bookkeeping, not the JVM's work); ``--max-ms`` (on a) turns
 it into a check. The set-up builds every model once in one apply (1,000 took four minutes on a 2-core
 machine); ``--home DIR --keep`` keeps it for the next invocation. Figures move 10-20 % with the machine's
-load (docs/benchmarks.md), far more on a busy one: read them on an idle machine.
+load (docs/benchmarks.md), far more on a busy one: read them on an idle machine. ``--metastore`` (and
+``--postgres URL``) runs it against a Hive metastore service started in the home (``bench/metastore.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ import tempfile
 import time
 from datetime import date, timedelta
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import metastore  # noqa: E402
 
 #: The database of the models; the state and physical schemas are named after it.
 DB = "many"
@@ -102,19 +107,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="untimed rounds first (a restatement of the daily model's last day and a run with "
                              "nothing due each), so a process reusing a kept set-up is read warm")
     parser.add_argument("--max-ms", type=float, help="fail when a's median (all the models, one due) is above this")
+    metastore.add_options(parser)
     args = check_args(parser, parser.parse_args(argv))
 
-    from pyspark_incr.bridge.session import embedded_session
+    from pyspark_incr.bridge.session import embedded_builder
     from pyspark_incr.sqltext import call_sql
 
     home = Path(args.home).resolve() if args.home else Path(tempfile.mkdtemp(prefix="incr-many-"))
     marker = home / MARKER
     if marker.exists() and not args.keep:
         parser.error(f"--home {home} holds a set-up already: add --keep to reuse it, or give another --home")
-    kept = json.loads(marker.read_text())["models"] if marker.exists() else None
+    made = json.loads(marker.read_text()) if marker.exists() else {}
+    kept = made.get("models")
     if kept is not None and kept != args.models:
         parser.error(f"--home {home} holds a set-up of {kept} models: --models {kept}, or another --home")
-    spark = embedded_session(home)
+    if kept is not None and made.get("metastore", "embedded") != metastore.kind(args):
+        parser.error(f"--home {home} holds a set-up whose metastore is {made.get('metastore', 'embedded')!r}: "
+                     "the same --metastore/--postgres options, or another --home")
+    service = metastore.started(home, args.postgres) if args.metastore else None
+    builder = embedded_builder(home)
+    spark = (builder.config(metastore.URIS, service.uri) if service else builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     spark.conf.set("spark.incr.stateSchema", f"{DB}_state")
     spark.conf.set("spark.incr.physicalSchema", f"{DB}_physical")
@@ -134,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = spark.sql(call_sql("apply", project=str(project), execution_time=f"{APPLIED_AT} 00:00:00")).collect()
             setup_s = time.perf_counter() - started
             check_applied(rows, args.models)
-            marker.write_text(json.dumps({"models": args.models}))
+            marker.write_text(json.dumps({"models": args.models, "metastore": metastore.kind(args)}))
             print(f"set-up: {args.models} models written and applied by one CALL incr.apply in {setup_s:.1f} s",
                   flush=True)
         last_built = built_through(spark, table)
@@ -170,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         check_daily(spark, table, first_day, day - timedelta(days=2))
     finally:
         spark.stop()
+        if service is not None:
+            service.stop()
         if not args.home:
             shutil.rmtree(home, ignore_errors=True)
     return report(samples, args.models, args.max_ms, cpu)
@@ -209,6 +223,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
         parser.error("--models: at least 2 (the daily model and an idle one)")
     if args.keep and not args.home:
         parser.error("--keep needs --home (the temporary home is removed at the end)")
+    metastore.check(parser, args)
     return args
 
 

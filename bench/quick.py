@@ -62,12 +62,11 @@ from run_bare import Bare  # noqa: E402
 from run_incr import Incr, _at, _with_incr  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
+import metastore  # noqa: E402
 import spark_work  # noqa: E402
 from breakdown import medians, phase_rows, round_trips, trips_table  # noqa: E402
 from breakdown import table as breakdown_table  # noqa: E402
 from pyspark_incr import timings  # noqa: E402
-from services.metastore import MetastoreService  # noqa: E402
 
 DYNAMIC = "spark.sql.sources.partitionOverwriteMode"
 #: The deduplicating hand-written first load's table (beside SideBare's).
@@ -115,20 +114,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time N interleaved rounds of the chain of 50's next day (e)")
     parser.add_argument("--backfill", type=int, default=0, metavar="N",
                         help="also time N interleaved rounds of the 365-day first backfill (a), with its phases")
-    parser.add_argument("--metastore", action="store_true",
-                        help="use a Hive metastore thrift service started for the run, not the embedded Derby")
-    parser.add_argument("--postgres", default=None, metavar="postgresql://USER:PASSWORD@HOST:PORT/DB",
-                        help="with --metastore: the service keeps its catalog in this PostgreSQL database "
-                             "(its schema created on first use; scripts/services.sh starts a server)")
+    metastore.add_options(parser)
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds: at least 5 (medians of fewer move with every hiccup of the machine)")
-    if args.postgres and not args.metastore:
-        parser.error("--postgres: only with --metastore (it is where the service keeps the catalog)")
+    metastore.check(parser, args)
     spec = Spec(work=str(Path(args.work).resolve()), rows=args.rows)
     Path(spec.work).mkdir(parents=True, exist_ok=True)
     os.chdir(spec.work)
-    service = started_service(spec, args.postgres) if args.metastore else None
+    service = metastore.started(Path(spec.work), args.postgres) if args.metastore else None
     try:
         return measured(args, spec, service)
     finally:
@@ -136,28 +130,12 @@ def main(argv: list[str] | None = None) -> int:
             service.stop()
 
 
-def started_service(spec: Spec, postgres: str | None) -> MetastoreService:
-    """A metastore service for this work directory: Derby inside it, or ``postgres`` (schema made once)."""
-    home = Path(spec.work) / ("metastore_pg" if postgres else "metastore_service")
-    database = None
-    if postgres:
-        import race
-
-        database = race.postgres(postgres)
-        made = home / "schema-of"
-        if not made.exists() or made.read_text() != postgres:
-            database.create_schema(home / "schema")
-            made.write_text(postgres)
-    print(f"# a metastore service ({'PostgreSQL' if postgres else 'Derby inside it'}) under {home}", file=sys.stderr)
-    return MetastoreService.start(home, database)
-
-
-def measured(args: argparse.Namespace, spec: Spec, service: MetastoreService | None) -> int:
+def measured(args: argparse.Namespace, spec: Spec, service: metastore.MetastoreService | None) -> int:
     """Set up, time the rounds, print the report (its exit code)."""
     home, extra = "quick", _with_incr
     if service is not None:  # a home of its own: tables of the embedded catalog's names live in "quick"'s
-        home, extra = ("quick_pg" if args.postgres else "quick_service"), \
-            (lambda builder: _with_incr(builder).config("spark.hadoop.hive.metastore.uris", service.uri))
+        home, extra = f"quick_{metastore.kind(args)}", \
+            (lambda builder: _with_incr(builder).config(metastore.URIS, service.uri))
     spark = session(spec, home, extra)
     generate(spark, spec)
     register_sources(spark, spec)

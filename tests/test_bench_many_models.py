@@ -65,3 +65,14 @@ def test_the_timed_runs_stay_in_one_month_so_the_monthly_models_stay_idle():
     assert bench.schedule(date(2024, 3, 20), 16) == (date(2024, 4, 1), date(2024, 4, 2))
     assert bench.schedule(date(2024, 3, 30), 16) == (date(2024, 4, 1), date(2024, 4, 2)), "due on the 1st"
     assert bench.schedule(date(2025, 1, 30), 28) == (date(2025, 3, 1), date(2025, 3, 2)), "February is too short"
+
+
+def test_a_kept_set_up_is_refused_with_another_metastore_before_spark_starts(tmp_path, capsys):
+    bench = load("many_models")
+    (tmp_path / bench.MARKER).write_text('{"models": 3}')  # a set-up made before --metastore: embedded
+
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["--home", str(tmp_path), "--keep", "--models", "3", "--metastore"])
+
+    assert refused.value.code == 2
+    assert "holds a set-up whose metastore is 'embedded'" in capsys.readouterr().err
