@@ -125,8 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--home {home} holds a set-up whose metastore is {made.get('metastore', 'embedded')!r}: "
                      "the same --metastore/--postgres options, or another --home")
     service = metastore.started(home, args.postgres) if args.metastore else None
-    builder = embedded_builder(home)
-    spark = (builder.config(metastore.URIS, service.uri) if service else builder).getOrCreate()
+    try:
+        builder = embedded_builder(home)
+        spark = (builder.config(metastore.URIS, service.uri) if service else builder).getOrCreate()
+    except BaseException:
+        if service is not None:
+            service.stop()
+        raise
     spark.sparkContext.setLogLevel("ERROR")
     spark.conf.set("spark.incr.stateSchema", f"{DB}_state")
     spark.conf.set("spark.incr.physicalSchema", f"{DB}_physical")
