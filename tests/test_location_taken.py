@@ -37,10 +37,11 @@ def test_a_state_table_directory_holding_files_is_refused_creating_no_state_tabl
     assert f"{isolated}_state.environments" in tables_in(spark, f"{isolated}_state")
 
 
-def test_a_models_table_directory_holding_files_fails_the_model_naming_it_and_keeps_them(spark, isolated, tmp_path):
-    model = f"{isolated}.daily"
+def test_a_models_table_directory_holding_files_fails_that_model_alone_and_keeps_them(spark, isolated, tmp_path):
+    model, other = f"{isolated}.daily", f"{isolated}.other"
     query = "SELECT CAST(id AS INT) AS id FROM range(3)"
-    call(spark, "create_model", definition=f"MODEL (name {model}, kind FULL); {query}")
+    for name in (model, other):
+        call(spark, "create_model", definition=f"MODEL (name {name}, kind FULL); {query}")
     call(spark, "apply", execution_time="2024-01-02")
     table = physical(spark, model).replace("`", "")
     directory = _warehouse(spark) / f"{isolated}_physical.db" / table.split(".")[1]
@@ -57,6 +58,7 @@ def test_a_models_table_directory_holding_files_fails_the_model_naming_it_and_ke
     assert f"Cannot create model {model}'s table" in failed[0].message
     assert f"{directory.name} already holds files" in failed[0].message
     assert sorted(p.name for p in directory.rglob("*")) == sorted(p.name for p in kept.rglob("*"))
+    assert [r.status for r in rows if r.model == other] == ["ok"], "the other model built its day"
 
     shutil.move(directory, tmp_path / "moved")
     rows = call(spark, "run", execution_time="2024-01-03")
