@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if kept is not None and made.get("metastore", "embedded") != metastore.kind(args):
         parser.error(f"--home {home} holds a set-up whose metastore is {made.get('metastore', 'embedded')!r}: "
                      "the same --metastore/--postgres options, or another --home")
-    service = metastore.started(home, args.postgres) if args.metastore else None
+    service = metastore.started(home, args) if args.metastore else None
     try:
         builder = embedded_builder(home)
         spark = (builder.config(metastore.URIS, service.uri) if service else builder).getOrCreate()

@@ -42,17 +42,18 @@ def kind(args: argparse.Namespace) -> str:
     return "pg" if args.postgres else "service" if args.metastore else "embedded"
 
 
-def started(work: Path, postgres: str | None) -> MetastoreService:
-    """A metastore service under ``work``: Derby inside it, or ``postgres`` (its schema made once)."""
-    home = Path(work) / ("metastore_pg" if postgres else "metastore_service")
+def started(work: Path, args: argparse.Namespace) -> MetastoreService:
+    """A metastore service under ``work`` (``metastore_<kind>``): Derby inside it, or ``--postgres``'s database
+    (its schema made once)."""
+    home = Path(work) / f"metastore_{kind(args)}"
     database = None
-    if postgres:
+    if args.postgres:
         import race
 
-        database = race.postgres(postgres)
+        database = race.postgres(args.postgres)
         made = home / "schema-of"
-        if not made.exists() or made.read_text() != postgres:
+        if not made.exists() or made.read_text() != args.postgres:
             database.create_schema(home / "schema")
-            made.write_text(postgres)
-    print(f"# a metastore service ({'PostgreSQL' if postgres else 'Derby inside it'}) under {home}", file=sys.stderr)
+            made.write_text(args.postgres)
+    print(f"# a metastore service ({'PostgreSQL' if database else 'Derby inside it'}) under {home}", file=sys.stderr)
     return MetastoreService.start(home, database)

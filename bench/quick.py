@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = Spec(work=str(Path(args.work).resolve()), rows=args.rows)
     Path(spec.work).mkdir(parents=True, exist_ok=True)
     os.chdir(spec.work)
-    service = metastore.started(Path(spec.work), args.postgres) if args.metastore else None
+    service = metastore.started(Path(spec.work), args) if args.metastore else None
     try:
         return measured(args, spec, service)
     finally:
