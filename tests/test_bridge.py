@@ -253,6 +253,82 @@ def test_extensions_declare_the_catalog_without_conf(spark):
     assert fresh.sql("CALL incr.version()").first().version == "0.1.0"
 
 
+class _Builder:
+    """A session builder whose getOrCreate stands for the seconds a new JVM takes to start."""
+
+    def __init__(self, starting):
+        self._options, self.starting = {}, starting
+
+    def config(self, key, value):
+        self._options[key] = value
+        return self
+
+    def getOrCreate(self):
+        return self.starting()
+
+
+def test_the_procedures_are_imported_while_a_new_session_starts(monkeypatch):
+    import pyspark_incr.bridge.handler as handler
+    from pyspark_incr.bridge.session import configure_spark_with_incr
+
+    jvm_starting, loaded = threading.Event(), []
+
+    def load_procedures():
+        assert jvm_starting.wait(10), "the imports waited for the session instead of running beside it"
+        loaded.append(threading.current_thread().name)
+
+    monkeypatch.setattr(handler, "load_procedures", load_procedures)
+    session = object()  # no JVM of its own: returned as it is, not attached
+
+    def starting():
+        jvm_starting.set()
+        return session
+
+    assert configure_spark_with_incr(_Builder(starting)).getOrCreate() is session
+    assert loaded == ["pyspark-incr-imports"]  # done before getOrCreate returned
+
+
+def test_an_import_failing_beside_the_session_start_is_left_to_the_caller(monkeypatch, capsys):
+    import pyspark_incr.bridge.handler as handler
+    from pyspark_incr.bridge.session import configure_spark_with_incr
+
+    def load_procedures():
+        raise ImportError("no module named broken")
+
+    monkeypatch.setattr(handler, "load_procedures", load_procedures)
+    session = object()
+    assert configure_spark_with_incr(_Builder(lambda: session)).getOrCreate() is session
+    assert "broken" not in capsys.readouterr().err  # register_handler imports again and raises in the caller
+
+
+_IMPORTED_AFTER_SHARED = """
+import importlib, sys
+from pyspark.sql import SparkSession
+from pyspark_incr.bridge.session import SHARED_IMPORTS
+for name in SHARED_IMPORTS:
+    importlib.import_module(name)
+before = set(sys.modules)
+{imports}
+print(" ".join(f"{{m}}{{'/' if hasattr(sys.modules[m], '__path__') else ''}}" for m in set(sys.modules) - before))
+"""
+
+
+def _imported_after_shared(imports: str) -> set[str]:
+    script = _IMPORTED_AFTER_SHARED.format(imports=imports)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_beside_a_session_start_the_procedures_import_no_package_it_imports_too():
+    # Spark's session start imports what pyspark.testing.utils does (py4j's first call with arguments loads it);
+    # two threads importing one package's modules can deadlock on Python 3.11, flat modules cannot.
+    procedures = _imported_after_shared("from pyspark_incr.bridge.handler import load_procedures; load_procedures()")
+    session_start = _imported_after_shared("import pyspark.testing.utils")
+    both = procedures & session_start
+    assert not [m for m in both if "." in m or m.endswith("/")], (
+        f"imported by both: {sorted(both)}; add the package to pyspark_incr.bridge.session.SHARED_IMPORTS")
+
+
 # --- the jar cache ------------------------------------------------------------------------
 
 

@@ -10,9 +10,11 @@ where the shim starts the worker itself).
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +45,50 @@ def configure_spark_with_incr(builder: SparkSession.Builder) -> SparkSession.Bui
     if PYTHON_CONF not in options:
         builder.config(PYTHON_CONF, sys.executable)
     create = builder.getOrCreate
-    builder.getOrCreate = lambda: _attach_classic(create())  # type: ignore[method-assign]
+
+    def get_or_create() -> SparkSession:
+        loading = procedures_loading()
+        try:
+            spark = create()
+        finally:
+            loading.join()
+        return _attach_classic(spark)
+
+    builder.getOrCreate = get_or_create  # type: ignore[method-assign]
     return builder
+
+
+#: Packages of submodules that both the procedures and Spark's session start import (py4j's first call with
+#: arguments loads pyspark.testing.utils, and with it numpy, pandas and pyarrow). On Python 3.11 two threads
+#: importing one package's modules in different orders can fail with a _DeadlockError (CPython gh-83065), so
+#: these are imported before the session starts; what the procedures import after them, Spark's start does not.
+SHARED_IMPORTS = ("pyarrow.compute", "pyarrow.csv", "pyarrow.parquet", "dateutil.relativedelta", "dateutil.tz")
+
+
+def procedures_loading() -> threading.Thread:
+    """Start importing the procedures, to go on while the JVM starts: a new process's JVM and session take
+    seconds during which this process mostly waits, and the procedures' imports then cost nothing.
+
+    :data:`SHARED_IMPORTS` come first, in this thread (the session start would import most of them itself).
+    A failed import is left for :func:`register_handler`, which imports again in the caller's thread and raises.
+    """
+    try:
+        for name in SHARED_IMPORTS:
+            importlib.import_module(name)
+    except ImportError:
+        pass
+    loading = threading.Thread(target=_load_procedures_quietly, name="pyspark-incr-imports", daemon=True)
+    loading.start()
+    return loading
+
+
+def _load_procedures_quietly() -> None:
+    try:
+        from pyspark_incr.bridge.handler import load_procedures
+
+        load_procedures()
+    except BaseException:  # noqa: BLE001 - raised again, where it belongs, by the caller's own import
+        pass
 
 
 def attach(spark: SparkSession, *, env: str | None = None) -> SparkSession:

@@ -15,11 +15,12 @@ import sys
 
 
 def main() -> None:
+    from pyspark_incr.bridge.session import procedures_loading
+
+    loading = procedures_loading()  # beside attaching to the JVM
     from pyspark import SparkContext
     from pyspark.java_gateway import ensure_callback_server_started, launch_gateway
     from pyspark.sql import SparkSession
-
-    from pyspark_incr.bridge.handler import Handler, load_procedures
 
     gateway = launch_gateway()  # PYSPARK_GATEWAY_PORT/SECRET: connect, don't launch
     jvm = gateway.jvm
@@ -30,6 +31,9 @@ def main() -> None:
     default = jvm.org.apache.spark.sql.classic.SparkSession.getDefaultSession()
     if default.isDefined():
         SparkSession(sc, jsparkSession=default.get())
+    loading.join()
+    from pyspark_incr.bridge.handler import Handler, load_procedures
+
     load_procedures()
     # SQL-only clients see progress in the server log: the JVM forwards our stderr.
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
