@@ -7,7 +7,9 @@ Runs as ``bench/peers/run_<tool>.py cold <workload> <arg>`` does, in compare.sh'
 the seconds from the process's start to each phase's end: imports, the JVM and session, pyspark-incr's
 registration (its procedures' imports, the callback server, the handler), the sources, then the step. For
 pyspark-incr it also prints the step's call profile (:mod:`pyspark_incr.timings`) and the top of a cProfile of
-its plan, where a cold process pays for its first reads of state and catalog. Not part of CI.
+its plan, where a cold process pays for its first reads of state and catalog. Not part of CI. It reads
+pyspark-incr's bytecode as compare.sh wrote it (``compiled_as_installed``): after changing the code, run that
+first, or the process compiles what it imports.
 """
 
 from __future__ import annotations

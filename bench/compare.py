@@ -45,7 +45,7 @@ PEERS = HERE / "peers"
 OUT = HERE / "out"
 sys.path.insert(0, str(PEERS))
 
-from common import LOCKSTEP, Spec, read_through  # noqa: E402
+from common import LOCKSTEP, Spec, compiled_as_installed, read_through  # noqa: E402
 
 TOOLS = ("bare", "incr", "sqlmesh", "dbt")
 WORKLOADS = {
@@ -274,6 +274,7 @@ def main() -> None:
     began = time.time()
     with ThreadPoolExecutor() as pool:  # the peers' installs wait on the network: side by side
         list(pool.map(python_of, tools))  # first: a failed install stops the run here
+    compiled_as_installed()
     found = {t: versions(t, spec_path) for t in tools}
     print("# generating data", file=sys.stderr, flush=True)
     with (OUT / "generate.log").open("w") as log:

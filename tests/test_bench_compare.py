@@ -51,6 +51,18 @@ def test_reading_through_opens_every_file_under_a_directory_and_passes_over_what
     assert sorted(opened) == ["jar", "part-0.parquet", "part-1.parquet"]
 
 
+def test_pyspark_incr_is_timed_with_its_bytecode_written_as_an_installed_wheel_has_it():
+    import importlib.util
+
+    import pyspark_incr.bridge.session as module
+
+    common = load("peers/common")
+    common.compiled_as_installed()
+
+    pyc = Path(importlib.util.cache_from_source(module.__file__))
+    assert pyc.is_file() and pyc.stat().st_mtime >= Path(module.__file__).stat().st_mtime
+
+
 def test_expected_scd2_versions_match_the_generated_snapshots(spark, tmp_path):
     from pyspark.sql import functions as F
 
