@@ -69,8 +69,9 @@ def procedures_loading() -> threading.Thread:
     """Start importing the procedures, to go on while the JVM starts: a new process's JVM and session take
     seconds during which this process mostly waits, and the procedures' imports then cost nothing.
 
-    :data:`SHARED_IMPORTS` come first, in this thread (the session start would import most of them itself).
-    A failed import is left for :func:`register_handler`, which imports again in the caller's thread and raises.
+    :data:`SHARED_IMPORTS` come first, in the caller's thread, before this returns (the session's start would
+    import most of them itself). A failed import is left for :func:`register_handler` (or the worker), which
+    imports again in the caller's thread and raises it there. Join the thread before importing anything else.
     """
     try:
         for name in SHARED_IMPORTS:
