@@ -125,24 +125,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--home {home} holds a set-up whose metastore is {made.get('metastore', 'embedded')!r}: "
                      "the same --metastore/--postgres options, or another --home")
     service = metastore.started(home, args) if args.metastore else None
+    spark = None
     try:
         builder = embedded_builder(home)
         spark = (builder.config(metastore.URIS, service.uri) if service else builder).getOrCreate()
-    except BaseException:
-        if service is not None:
-            service.stop()
-        raise
-    spark.sparkContext.setLogLevel("ERROR")
-    spark.conf.set("spark.incr.stateSchema", f"{DB}_state")
-    spark.conf.set("spark.incr.physicalSchema", f"{DB}_physical")
-    table = f"{DB}.{DAILY}"
+        spark.sparkContext.setLogLevel("ERROR")
+        spark.conf.set("spark.incr.stateSchema", f"{DB}_state")
+        spark.conf.set("spark.incr.physicalSchema", f"{DB}_physical")
+        table = f"{DB}.{DAILY}"
 
-    def run(execution: date, collect: bool = False, **select):
-        # raise_on_failure: a failed step fails the statement, so a scheduled job reads no rows
-        df = spark.sql(call_sql("run", execution_time=at(execution), raise_on_failure=True, **select))
-        return df.collect() if collect else None
+        def run(execution: date, collect: bool = False, **select):
+            # raise_on_failure: a failed step fails the statement, so a scheduled job reads no rows
+            df = spark.sql(call_sql("run", execution_time=at(execution), raise_on_failure=True, **select))
+            return df.collect() if collect else None
 
-    try:
         if kept is None:
             project = home / "project"
             started = time.perf_counter()
@@ -186,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                 cpu[name].append(spent[1])
         check_daily(spark, table, first_day, day - timedelta(days=2))
     finally:
-        spark.stop()
+        if spark is not None:
+            spark.stop()
         if service is not None:
             service.stop()
         if not args.home:
