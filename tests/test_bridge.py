@@ -25,6 +25,7 @@ from pyspark_incr.errors import ArgumentError, BridgeError
 from pyspark_incr.procedures import REGISTRY, Column, Param, procedure
 
 ECHO = "bridge_test_echo"
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
 
 
 @pytest.fixture
@@ -202,9 +203,45 @@ def test_unexpected_python_exception_is_an_internal_error_with_its_trace(spark, 
     assert e.value.getCondition() == "INCR_INTERNAL_ERROR"
 
 
+@needs_proc
 def test_pyspark_calls_are_served_in_process(spark):
     assert spark._jvm.pysparkincr.Bridge.hasInProcessHandler()
     assert spark.sql("CALL incr.version()").first().python.startswith(sys.executable)
+    assert _workers_under(os.getpid()) == []  # the driver's JVM never started one
+
+
+_SUBMIT = "org.apache.spark.deploy.SparkSubmit --conf spark.incr.python=/opt/incr/bin/python "
+_CLI = _SUBMIT + "--class org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver spark-internal "
+_RUN_SQL = "CALL incr.run(execution_time => '${execution_time}');\n"
+
+
+@pytest.mark.parametrize("command, script, setting, early", [
+    (_SUBMIT + "--class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2 spark-internal", None, None, True),
+    (_SUBMIT + "--class org.apache.spark.sql.connect.service.SparkConnectServer spark-internal", None, " Auto", True),
+    (_CLI + "--hivevar day=2024-01-10", None, None, True),  # interactive
+    (_CLI + "-e SELECT 1; CALL incr.status()", None, None, True),
+    (_CLI + "-e call `incr`.run()", None, None, True),
+    (_CLI + "-e MODEL (name shop.orders, kind FULL); SELECT 1 AS id", None, None, True),
+    (_CLI + "-e SELECT 1", None, None, False),
+    (_CLI + "-f {script} --hivevar execution_time=2024-01-10", _RUN_SQL, None, True),
+    (_CLI + "-f {script}", "INSERT INTO t SELECT 1;\n", None, False),
+    (_CLI + "-f /nowhere/run.sql", None, None, False),
+    (_CLI + "-e SELECT 1", None, "true", True),
+    (_CLI + "-e CALL incr.run()", None, "FALSE", False),
+    (_CLI + "-e SELECT 1", None, "sometimes", False),  # a value that is neither: auto
+    (_SUBMIT + "pyspark-shell", None, None, False),
+    (_SUBMIT + "jobs/run_job.py --execution-time 2024-01-10", None, None, False),
+    (_SUBMIT + "pyspark-shell", None, "true", True),
+    (None, None, None, False),
+])
+def test_a_jvm_starts_its_worker_with_its_session_only_where_a_call_is_expected(
+        spark, tmp_path, command, script, setting, early):
+    # spark.incr.worker.eager: true/false win; auto reads the JVM's command (and a -f script): a server, an
+    # interactive spark-sql, or SQL calling incr.*; not a PySpark driver, nor a job that never calls
+    if script is not None:
+        (tmp_path / "run.sql").write_text(script)
+        command = command.format(script=tmp_path / "run.sql")
+    assert spark._jvm.pysparkincr.EagerWorker.wanted(command, setting) is early
 
 
 @pytest.fixture
@@ -428,9 +465,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
-
-
 @pytest.fixture(scope="module")
 def cli_run(tmp_path_factory):
     """One ``spark-sql -e`` run on its own home; records the worker pids it had while running."""
@@ -504,13 +538,24 @@ class _Cli:
         raise AssertionError(f"no {expect!r} after {statement!r}")
 
 
+def _first_worker_under(root: int, timeout: float = 180) -> int:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = _workers_under(root)
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no worker started under {root} within {timeout} s")
+
+
 @needs_proc
-def test_dead_worker_is_restarted_and_worker_dies_with_a_killed_jvm(tmp_path):
+def test_the_worker_starts_with_the_cli_serves_its_first_call_is_restarted_when_dead_and_dies_with_the_jvm(tmp_path):
     cli = _Cli(spark_sql_command(tmp_path / "home", []))
     try:
+        first = _first_worker_under(cli.proc.pid)  # before any statement: it starts with the session
         version_row = f"\t{pyspark.__version__}\t"
         cli.ask("CALL incr.version();", version_row)
-        [first] = _workers_under(cli.proc.pid)
+        assert _workers_under(cli.proc.pid) == [first]
         os.kill(first, signal.SIGKILL)
         while _alive(first):
             time.sleep(0.05)

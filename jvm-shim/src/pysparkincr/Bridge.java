@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.spark.SparkConf;
 import org.apache.spark.api.python.Py4JServer;
 import org.apache.spark.sql.SparkSession;
 import scala.jdk.javaapi.CollectionConverters;
@@ -24,7 +26,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code python -m pyspark_incr.bridge.worker} that attaches to this JVM and registers itself
  * ({@link #registerWorker}). The worker reads a stdin pipe we never close, so it exits when this
  * JVM dies however it dies; a shutdown hook also destroys it. A dead worker is restarted on the
- * next call.
+ * next call. In those clients the worker is started as soon as the JVM's session exists
+ * ({@link #startEarly}), so the Python start overlaps the metastore client's and the first CALL
+ * finds it attached.
  *
  * <p>Why Java: Spark calls a procedure in the JVM, and SQL-only clients have no Python process at
  * all: the JVM side must hold the handler, and start and watch the worker when there is none.
@@ -40,6 +44,9 @@ public final class Bridge {
   private static volatile Handler handler;
   private static volatile boolean inProcess;
   private static volatile Process worker;
+  /** Guarded by LOCK: a thread is starting the worker; another that needs one waits for that start. */
+  private static boolean starting;
+  private static final AtomicBoolean earlyStart = new AtomicBoolean();
   private static Handler registryOf;
   private static Registry registry;
   private static Py4JServer server;
@@ -77,9 +84,72 @@ public final class Bridge {
     Handler h = handler;
     if (h != null && (inProcess || isAlive(worker))) return h;
     synchronized (LOCK) {
+      awaitStart();
       if (handler != null && (inProcess || isAlive(worker))) return handler;
       handler = null;
-      return startWorker();
+      SparkSession session = SparkSession.active();
+      return startWorker(session.conf().get(PYTHON_CONF, defaultPython()), session.conf().get(TIMEOUT_CONF, "120"),
+          session.sparkContext().getConf());
+    }
+  }
+
+  /**
+   * Starts the worker in the background once this JVM's default session exists, when {@link EagerWorker}
+   * says so; at most once per JVM. Called as the extensions are applied, before the session state and the
+   * metastore client are built. A start that fails is left to the first CALL, which starts it again and
+   * raises what went wrong: a session never fails for the worker.
+   */
+  static void startEarly() {
+    if (!earlyStart.compareAndSet(false, true)) return;
+    if (!EagerWorker.wanted(System.getProperty("sun.java.command"), System.getProperty(EagerWorker.CONF))) return;
+    Thread t = new Thread(Bridge::startWhenSessionExists, "pyspark-incr-worker-early-start");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static void startWhenSessionExists() {
+    long deadline = System.currentTimeMillis() + 1000L * timeoutSeconds(System.getProperty(TIMEOUT_CONF, "120"));
+    try {
+      scala.Option<org.apache.spark.sql.classic.SparkSession> found =
+          org.apache.spark.sql.classic.SparkSession.getDefaultSession();
+      while (found.isEmpty() && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+        found = org.apache.spark.sql.classic.SparkSession.getDefaultSession();
+      }
+      if (found.isEmpty()) return;
+      SparkConf conf = found.get().sparkContext().getConf();
+      synchronized (LOCK) {
+        awaitStart();
+        if (handler != null) return;
+        startWorker(conf.get(PYTHON_CONF, defaultPython()), conf.get(TIMEOUT_CONF, "120"), conf);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      System.err.println("pyspark-incr: the Python worker did not start with the session (the first CALL starts "
+          + "it again): " + e.getMessage());
+    }
+  }
+
+  /** Waits (holding LOCK on return) while another thread is starting the worker. */
+  private static void awaitStart() {
+    try {
+      while (starting) LOCK.wait(100);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("pyspark-incr: interrupted while waiting for the Python worker to start", e);
+    }
+  }
+
+  private static String defaultPython() {
+    return System.getenv().getOrDefault("PYSPARK_PYTHON", "python3");
+  }
+
+  private static long timeoutSeconds(String value) {
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("pyspark-incr: " + TIMEOUT_CONF + "=" + value + " is not a number of seconds", e);
     }
   }
 
@@ -130,13 +200,21 @@ public final class Bridge {
     }
   }
 
-  private static Handler startWorker() {
-    SparkSession session = SparkSession.active();
-    String python = session.conf().get(PYTHON_CONF,
-        System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
-    long timeoutMs = 1000L * Long.parseLong(session.conf().get(TIMEOUT_CONF, "120"));
+  /** Called holding LOCK, no other start under way: launches the worker and waits for it to register. */
+  private static Handler startWorker(String python, String timeout, SparkConf conf) {
+    long timeoutMs = 1000L * timeoutSeconds(timeout);
+    starting = true;
+    try {
+      return launch(python, timeoutMs, conf);
+    } finally {
+      starting = false;
+      LOCK.notifyAll();
+    }
+  }
+
+  private static Handler launch(String python, long timeoutMs, SparkConf conf) {
     if (server == null) {
-      server = new Py4JServer(session.sparkContext().getConf());
+      server = new Py4JServer(conf);
       server.start();
       Runtime.getRuntime().addShutdownHook(new Thread(Bridge::shutdown, "pyspark-incr-shutdown"));
     }

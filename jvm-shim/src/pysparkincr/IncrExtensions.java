@@ -16,6 +16,7 @@ import scala.runtime.BoxedUnit;
 public final class IncrExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    Bridge.startEarly();
     extensions.injectParser(new AbstractFunction2<SparkSession, ParserInterface, ParserInterface>() {
       @Override
       public ParserInterface apply(SparkSession session, ParserInterface delegate) {
