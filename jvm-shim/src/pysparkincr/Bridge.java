@@ -108,8 +108,8 @@ public final class Bridge {
   }
 
   private static void startWhenSessionExists() {
-    long deadline = System.currentTimeMillis() + 1000L * timeoutSeconds(System.getProperty(TIMEOUT_CONF, "120"));
     try {
+      long deadline = System.currentTimeMillis() + 1000L * timeoutSeconds(System.getProperty(TIMEOUT_CONF, "120"));
       scala.Option<org.apache.spark.sql.classic.SparkSession> found =
           org.apache.spark.sql.classic.SparkSession.getDefaultSession();
       while (found.isEmpty() && System.currentTimeMillis() < deadline) {
@@ -137,8 +137,18 @@ public final class Bridge {
       while (starting) LOCK.wait(100);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("pyspark-incr: interrupted while waiting for the Python worker to start", e);
+      throw failed("interrupted while waiting for the Python worker to start", e);
     }
+  }
+
+  /**
+   * The worker could not serve: Spark's own error form (INCR_BRIDGE_FAILED), which Spark passes through
+   * where it wraps any other exception from loading a procedure into an opaque FAILED_TO_LOAD_ROUTINE.
+   */
+  private static IncrException failed(String text, Throwable cause) {
+    IncrException e = new IncrException("INCR_BRIDGE_FAILED", "58000", text, null);
+    if (cause != null) e.initCause(cause);
+    return e;
   }
 
   private static String defaultPython() {
@@ -176,8 +186,8 @@ public final class Bridge {
     } catch (RuntimeException e) {
       Process p = worker;
       if (!inProcess && p != null && exited(p)) {
-        throw new IllegalStateException("pyspark-incr: the Python worker died during incr." + procedure
-            + " (it is restarted on the next CALL); its last output:\n" + tailText(), e);
+        throw failed("the Python worker died during incr." + procedure
+            + " (it is restarted on the next CALL; its last output below)\n" + tailText(), e);
       }
       throw e;
     }
@@ -229,8 +239,8 @@ public final class Bridge {
     try {
       p = pb.start();
     } catch (IOException e) {
-      throw new IllegalStateException("pyspark-incr: cannot start the Python worker with '" + python
-          + "' (" + e.getMessage() + "); set " + PYTHON_CONF + " to a python that has pyspark-incr installed", e);
+      throw failed("cannot start the Python worker with '" + python + "' (" + e.getMessage() + "); set "
+          + PYTHON_CONF + " to a python that has pyspark-incr installed", e);
     }
     worker = p;
     Thread pump = new Thread(() -> pump(p), "pyspark-incr-worker-output");
@@ -244,13 +254,13 @@ public final class Bridge {
             : "exited with code " + p.exitValue();
         stopWorker();
         pump.join(2000);
-        throw new IllegalStateException("pyspark-incr: the Python worker (" + python
-            + " -m pyspark_incr.bridge.worker) " + why + "; its last output:\n" + tailText());
+        throw failed("the Python worker (" + python + " -m pyspark_incr.bridge.worker) " + why + "; check that "
+            + PYTHON_CONF + " is a python that has pyspark-incr installed (its last output below)\n" + tailText(), null);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       stopWorker();
-      throw new IllegalStateException("pyspark-incr: interrupted while starting the Python worker", e);
+      throw failed("interrupted while starting the Python worker", e);
     }
     return handler;
   }
