@@ -9,6 +9,7 @@ neither a JVM nor a class loader nor a Python.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
@@ -89,7 +90,8 @@ class StandaloneCluster:
             try:
                 if ready(self.state()):
                     return
-            except OSError:
+            except (OSError, ValueError, http.client.HTTPException):
+                # A web UI just bound can answer before its pages do: a cut reply, or not yet JSON.
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"{what} within {timeout:g} s; see {self.home}/*.log")
