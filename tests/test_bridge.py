@@ -511,9 +511,18 @@ def test_another_process_on_the_same_home_sees_the_tables(cli_run):
     assert "ANSWER 42" in done.stdout, done.stderr[-3000:]
 
 
-def test_a_worker_that_cannot_start_with_the_session_fails_the_first_call_not_the_session(tmp_path):
-    missing = tmp_path / "no-such-python"
-    argv = spark_sql_command(tmp_path / "home", ["--conf", f"spark.incr.python={missing}",
+@pytest.mark.parametrize("setting, value, error", [
+    ("spark.incr.python", "{tmp}/no-such-python",
+     "cannot start the Python worker with '{tmp}/no-such-python' (Cannot run program \"{tmp}/no-such-python\": "
+     "error=2, No such file or directory); set spark.incr.python to a python that has pyspark-incr installed"),
+    ("spark.incr.worker.startTimeout", "2 min",
+     "cannot start the Python worker: spark.incr.worker.startTimeout=2 min is not a whole number of seconds; "
+     "set it to one (default 120)"),
+], ids=["missing-python", "bad-timeout"])
+def test_a_worker_that_cannot_start_with_the_session_fails_the_first_call_not_the_session(
+        tmp_path, setting, value, error):
+    value, error = value.format(tmp=tmp_path), error.format(tmp=tmp_path)
+    argv = spark_sql_command(tmp_path / "home", ["--conf", f"{setting}={value}",
                                                  "-e", "SELECT 41 + 1 AS answer; CALL incr.version()"])
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
@@ -521,9 +530,8 @@ def test_a_worker_that_cannot_start_with_the_session_fails_the_first_call_not_th
     assert "42" in done.stdout.splitlines(), done.stderr[-3000:]  # the session served the SELECT
     lines = done.stderr.splitlines()
     [early] = [line for line in lines if "did not start with the session (the first CALL starts it again)" in line]
-    [error] = [line for line in lines if line.startswith("[INCR_BRIDGE_FAILED]")]  # the CALL's, as Spark shows its own
-    assert error.startswith(f"[INCR_BRIDGE_FAILED] cannot start the Python worker with '{missing}' (")
-    assert error.endswith("; set spark.incr.python to a python that has pyspark-incr installed SQLSTATE: 58000")
+    [refusal] = [line for line in lines if line.startswith("[INCR_BRIDGE_FAILED]")]  # the CALL's, as Spark's own
+    assert refusal == f"[INCR_BRIDGE_FAILED] {error} SQLSTATE: 58000"
     assert "FAILED_TO_LOAD_ROUTINE" not in done.stderr
 
 

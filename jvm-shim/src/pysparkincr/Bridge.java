@@ -159,7 +159,8 @@ public final class Bridge {
     try {
       return Long.parseLong(value.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("pyspark-incr: " + TIMEOUT_CONF + "=" + value + " is not a number of seconds", e);
+      throw failed("cannot start the Python worker: " + TIMEOUT_CONF + "=" + value
+          + " is not a whole number of seconds; set it to one (default 120)", e);
     }
   }
 
