@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BinaryOperator;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.python.Py4JServer;
 import org.apache.spark.sql.SparkSession;
@@ -36,6 +37,7 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class Bridge {
   public static final String PYTHON_CONF = "spark.incr.python";
   public static final String TIMEOUT_CONF = "spark.incr.worker.startTimeout";
+  private static final String TIMEOUT = "120";
   private static final int TAIL_LINES = 40;
   /** Settings of ours: sent to Python with every call ({@link #context}). */
   private static final String SETTINGS_PREFIX = "spark.incr.";
@@ -88,8 +90,7 @@ public final class Bridge {
       if (handler != null && (inProcess || isAlive(worker))) return handler;
       handler = null;
       SparkSession session = SparkSession.active();
-      return startWorker(session.conf().get(PYTHON_CONF, defaultPython()), session.conf().get(TIMEOUT_CONF, "120"),
-          session.sparkContext().getConf());
+      return startWorker(session.conf()::get, session.sparkContext().getConf());
     }
   }
 
@@ -109,7 +110,7 @@ public final class Bridge {
 
   private static void startWhenSessionExists() {
     try {
-      long deadline = System.currentTimeMillis() + 1000L * timeoutSeconds(System.getProperty(TIMEOUT_CONF, "120"));
+      long deadline = System.currentTimeMillis() + 1000L * timeoutSeconds(System.getProperty(TIMEOUT_CONF, TIMEOUT));
       scala.Option<org.apache.spark.sql.classic.SparkSession> found =
           org.apache.spark.sql.classic.SparkSession.getDefaultSession();
       while (found.isEmpty() && System.currentTimeMillis() < deadline) {
@@ -121,7 +122,7 @@ public final class Bridge {
       synchronized (LOCK) {
         awaitStart();
         if (handler != null) return;
-        startWorker(conf.get(PYTHON_CONF, defaultPython()), conf.get(TIMEOUT_CONF, "120"), conf);
+        startWorker(conf::get, conf); // launch settings: the session's own are not built yet
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -151,16 +152,12 @@ public final class Bridge {
     return e;
   }
 
-  private static String defaultPython() {
-    return System.getenv().getOrDefault("PYSPARK_PYTHON", "python3");
-  }
-
   private static long timeoutSeconds(String value) {
     try {
       return Long.parseLong(value.trim());
     } catch (NumberFormatException e) {
       throw failed("cannot start the Python worker: " + TIMEOUT_CONF + "=" + value
-          + " is not a whole number of seconds; set it to one (default 120)", e);
+          + " is not a whole number of seconds; set it to one (default " + TIMEOUT + ")", e);
     }
   }
 
@@ -211,9 +208,13 @@ public final class Bridge {
     }
   }
 
-  /** Called holding LOCK, no other start under way: launches the worker and waits for it to register. */
-  private static Handler startWorker(String python, String timeout, SparkConf conf) {
-    long timeoutMs = 1000L * timeoutSeconds(timeout);
+  /**
+   * Called holding LOCK, no other start under way: launches the worker and waits for it to register.
+   * {@code setting} looks up a setting with its default (the calling session's, or the launch settings).
+   */
+  private static Handler startWorker(BinaryOperator<String> setting, SparkConf conf) {
+    String python = setting.apply(PYTHON_CONF, System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
+    long timeoutMs = 1000L * timeoutSeconds(setting.apply(TIMEOUT_CONF, TIMEOUT));
     starting = true;
     try {
       return launch(python, timeoutMs, conf);

@@ -58,11 +58,11 @@ public final class EagerWorker {
     int cli = command.indexOf(CLI);
     if (cli < 0) return false;
     String args = command.substring(cli + CLI.length());
-    Matcher file = SCRIPT_FILE.matcher(args);
     boolean inline = INLINE_SQL.matcher(args).find();
-    if (!inline && !file.find()) return true; // interactive: a person about to type
-    if (inline && CALLS.matcher(args).find()) return true;
-    return file.reset().find() && CALLS.matcher(script(file.group(1))).find();
+    Matcher file = SCRIPT_FILE.matcher(args);
+    boolean scripted = file.find();
+    if (!inline && !scripted) return true; // interactive: a person about to type
+    return inline && CALLS.matcher(args).find() || scripted && CALLS.matcher(script(file.group(1))).find();
   }
 
   /** The start of a {@code -f} script on the local file system, or "" (elsewhere, unreadable: no guess). */
