@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    Spec, compiled_as_installed, day, day_start, emit, read_through, register_sources, session, timed,
+    Spec, compiled_as_installed, day, day_start, emit, read_through, register_sources, save_samples, session, timed,
 )
 
 TOOLS = ("incr", "bare")
@@ -121,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# pair {pair + 1} (day {first_day + pair}): " + ", ".join(
             f"{s['tool']} {s['seconds']:.2f} s" for s in samples[-2:]), file=sys.stderr)
     print(report(samples))
-    out = HERE / "out" / f"cold-pairs-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps({"first_day": first_day, "samples": samples}, indent=1))
-    print(f"samples in {out}")
+    print(f"samples in {save_samples('cold-pairs', {'first_day': first_day, 'samples': samples})}")
     return 0
 
 

@@ -23,7 +23,6 @@ source's rows. Not part of CI; figures in docs/benchmarks.md ("A scheduled spark
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, read_through, spark_conf,
+    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, read_through, save_samples, spark_conf,
 )
 
 CONTENDERS = ("bare", "incr", "incr-late")
@@ -158,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for tool, days in built.items():
         check(spec, tool, days)
     print(report(samples))
-    out = HERE / "out" / f"sql-job-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps({"first_day": first_day, "samples": samples}, indent=1))
-    print(f"samples in {out}")
+    print(f"samples in {save_samples('sql-job', {'first_day': first_day, 'samples': samples})}")
     return 0
 
 

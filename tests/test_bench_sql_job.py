@@ -19,7 +19,7 @@ def test_every_round_runs_each_contender_once_and_the_incr_jobs_build_their_shar
     assert dict(plan[2])["incr-late"] == 379 and dict(plan[2])["incr"] == 380  # incr-late runs first in round 3
 
 
-def test_the_hand_written_job_overwrites_the_day_and_pyspark_incr_runs_as_of_the_next_midnight(tmp_path):
+def test_the_hand_written_job_overwrites_the_day_and_pyspark_incr_runs_as_of_the_next_midnight():
     sql_job = load("sql_job")
     common = load("peers/common")
 

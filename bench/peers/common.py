@@ -515,6 +515,14 @@ def read_through(*roots: Path) -> None:
                         pass
 
 
+def save_samples(prefix: str, record: dict) -> Path:
+    """Write a bench script's samples to ``bench/out/<prefix>-<time>.json``; its path."""
+    out = Path(__file__).resolve().parents[1] / "out" / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1))
+    return out
+
+
 def compiled_as_installed() -> None:
     """Write pyspark-incr's bytecode, as pip does when it installs the wheel (untimed).
 
