@@ -28,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    Spec, compiled_as_installed, day, day_start, emit, read_through, register_sources, save_samples, session, timed,
+    Spec, compiled_as_installed, day, day_start, emit, java_home, own_site_packages, read_through, register_sources,
+    save_samples, session, timed,
 )
 
 TOOLS = ("incr", "bare")
@@ -72,7 +73,8 @@ def job(spec_path: Path, spec: Spec, name: str, k: int) -> dict:
     """Launch one process; its seconds from launch to the end of its step, and the step's own."""
     import pyspark
 
-    read_through(spec.data, Path(pyspark.__file__).resolve().parent, spec.home(name) / "metastore_db")
+    read_through(spec.data, Path(pyspark.__file__).resolve().parent, own_site_packages(), java_home(),
+                 spec.home(name) / "metastore_db")
     argv = [sys.executable, __file__, "--spec", str(spec_path), "--child", name, str(k)]
     started = time.time()
     done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

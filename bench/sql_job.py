@@ -33,7 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, read_through, save_samples, spark_conf,
+    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, java_home, own_site_packages, read_through,
+    save_samples, spark_conf,
 )
 
 CONTENDERS = ("bare", "incr", "incr-late")
@@ -99,7 +100,7 @@ def command(spec: Spec, contender: str, sql: str) -> list[str]:
 def job(spec: Spec, contender: str, k: int) -> float:
     """Run one job building day ``k``; its seconds from launch to exit. Fails loudly when it built nothing."""
     tool = "bare" if contender == "bare" else "incr"
-    read_through(spec.data, spark_home(), spec.home(tool) / "metastore_db")
+    read_through(spec.data, spark_home(), own_site_packages(), java_home(), spec.home(tool) / "metastore_db")
     argv = command(spec, contender, statement(contender, k))
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=spec.home(tool), capture_output=True, text=True)

@@ -129,3 +129,20 @@ def test_the_scd2_first_load_is_timed_three_times_each_from_nothing_after_an_unt
     assert len(first_loads) == 4  # the warm-up's, then the three timed
     assert all(scd2[k - 3:k] == [("reset", "f"), ("create_state", "f"), ("snapshot", 0)] for k in first_loads)
     assert [r["workload"] for r in emitted].count("s") == 1 + 1 + 3  # a, d and each timed first load, not the warm-up
+
+
+def test_a_cold_process_finds_the_java_runtime_and_its_interpreters_packages_read_through_as_well(tmp_path, monkeypatch):
+    compare = load("compare")
+    common = load("peers/common")
+    spec = common.Spec(work=str(tmp_path))
+    read = []
+    monkeypatch.setattr(compare, "read_through", lambda *roots: read.append(roots))
+    monkeypatch.setattr(compare, "launch", lambda *args: (0.0, []))
+
+    compare.cold_steps(["incr"], spec, tmp_path / "spec.json", {"reps": 1, "f": 0, "a": 0, "d": 0}, set())
+
+    assert len(read) == 3  # b, c and e, one process each
+    roots = read[0]
+    assert spec.data in roots and spec.home("incr") / "metastore_db" in roots
+    assert any((root / "lib" / "modules").is_file() for root in roots)  # the JDK's class library
+    assert any((root / "pyspark").is_dir() and (root / "sqlglot").is_dir() for root in roots)  # site-packages
