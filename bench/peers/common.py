@@ -518,7 +518,8 @@ def read_through(*roots: Path) -> None:
 
 def java_home() -> Path:
     """The Java runtime every contender's JVM loads (``JAVA_HOME``, else the ``java`` on ``PATH``), to read through:
-    after the page cache was dropped, a hand-written cold process took ~0.6 s longer with it unread (a probe)."""
+    after the page cache was dropped, a hand-written cold process took ~0.6 s longer with it and its interpreter's
+    site-packages unread (a probe, docs/benchmarks.md's page-cache paragraph)."""
     if os.environ.get("JAVA_HOME"):
         return Path(os.environ["JAVA_HOME"])
     java = shutil.which("java")
