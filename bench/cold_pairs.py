@@ -28,8 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    Spec, compiled_as_installed, day, day_start, emit, java_home, own_site_packages, read_through, register_sources,
-    save_samples, session, timed,
+    Spec, compiled_as_installed, day, day_start, emit, own_reads, read_through, ready, save_samples, timed,
 )
 
 TOOLS = ("incr", "bare")
@@ -50,16 +49,11 @@ def child(spec: Spec, name: str, k: int) -> None:
         import run_bare as runner
 
         cls, extra = runner.Bare, None
-    home = spec.home(name).resolve()
-    os.chdir(home)
-    spark = session(spec, name, extra)
-    register_sources(spark, spec)
-    tool = cls(spark, spec)
-    tool.setup()
+    tool = ready(cls, spec, extra)
     with timed() as t:
         if name == "incr":
             tool._use("d")
-            rows = spark.sql(f"CALL incr.run(execution_time => '{day_start(k + 1):%Y-%m-%d %H:%M:%S}', "
+            rows = tool.spark.sql(f"CALL incr.run(execution_time => '{day_start(k + 1):%Y-%m-%d %H:%M:%S}', "
                              "raise_on_failure => true)").collect()
         else:
             tool.run("d", k)
@@ -71,10 +65,7 @@ def child(spec: Spec, name: str, k: int) -> None:
 
 def job(spec_path: Path, spec: Spec, name: str, k: int) -> dict:
     """Launch one process; its seconds from launch to the end of its step, and the step's own."""
-    import pyspark
-
-    read_through(spec.data, Path(pyspark.__file__).resolve().parent, own_site_packages(), java_home(),
-                 spec.home(name) / "metastore_db")
+    read_through(*own_reads(spec, name))
     argv = [sys.executable, __file__, "--spec", str(spec_path), "--child", name, str(k)]
     started = time.time()
     done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

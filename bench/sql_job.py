@@ -33,13 +33,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from common import (  # noqa: E402
-    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, java_home, own_site_packages, read_through,
-    save_samples, spark_conf,
+    DAILY_SQL, OUTPUTS, Spec, compiled_as_installed, day, day_start, own_reads, read_through, save_samples, spark_conf,
 )
 
 CONTENDERS = ("bare", "incr", "incr-late")
 OUTPUT = OUTPUTS["a"]
-SPARK_SQL_CLASS = "org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver"
+
+
+def home_of(contender: str) -> str:
+    """Whose compare.sh home a contender's job runs in: both pyspark-incr variants share pyspark-incr's."""
+    return "bare" if contender == "bare" else "incr"
 
 
 def schedule(rounds: int, first_day: int) -> list[list[tuple[str, int]]]:
@@ -64,29 +67,26 @@ def statement(contender: str, k: int) -> str:
 
 def settings(spec: Spec, contender: str) -> dict[str, str]:
     """compare.sh's Spark settings for the contender's home, plus the job's own (the plugin's, SQL-only)."""
-    from pyspark_incr.bridge.session import CLI_LOG_CONFIG
+    from pyspark_incr.bridge.session import (
+        CATALOG_CLASS, CATALOG_CONF, CLI_LOG_CONFIG, EXTENSIONS_CLASS, PYTHON_CONF,
+    )
 
-    tool = "bare" if contender == "bare" else "incr"
-    conf = spark_conf(spec, tool)
+    conf = spark_conf(spec, home_of(contender))
     conf["spark.driver.extraJavaOptions"] += f" -Dlog4j2.configurationFile={CLI_LOG_CONFIG.as_uri()}"
-    if tool == "bare":
+    if contender == "bare":
         return {**conf, "spark.sql.sources.partitionOverwriteMode": "dynamic"}
-    return {**conf, "spark.sql.extensions": "pysparkincr.IncrExtensions",
-            "spark.sql.catalog.incr": "pysparkincr.IncrCatalog", "spark.incr.python": sys.executable,
+    return {**conf, "spark.sql.extensions": EXTENSIONS_CLASS, CATALOG_CONF: CATALOG_CLASS, PYTHON_CONF: sys.executable,
             "spark.incr.stateSchema": "incr_state_a", "spark.incr.physicalSchema": "incr_physical_a",
             "spark.incr.worker.eager": "false" if contender == "incr-late" else "auto"}
 
 
-def spark_home() -> Path:
-    """The pyspark package: Spark's scripts and jars."""
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent
-
-
 def command(spec: Spec, contender: str, sql: str) -> list[str]:
     """``spark-submit --class SparkSQLCLIDriver`` (what ``bin/spark-sql`` runs) with the contender's settings."""
-    submit = spark_home() / "bin" / "spark-submit"
+    import pyspark
+
+    from pyspark_incr.bridge.session import SPARK_SQL_CLASS
+
+    submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
     argv = ["bash", str(submit), "--class", SPARK_SQL_CLASS]
     if contender != "bare":
         from pyspark_incr.bridge.jar import shim_jar
@@ -99,8 +99,8 @@ def command(spec: Spec, contender: str, sql: str) -> list[str]:
 
 def job(spec: Spec, contender: str, k: int) -> float:
     """Run one job building day ``k``; its seconds from launch to exit. Fails loudly when it built nothing."""
-    tool = "bare" if contender == "bare" else "incr"
-    read_through(spec.data, spark_home(), own_site_packages(), java_home(), spec.home(tool) / "metastore_db")
+    tool = home_of(contender)
+    read_through(*own_reads(spec, tool))
     argv = command(spec, contender, statement(contender, k))
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=spec.home(tool), capture_output=True, text=True)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     for number, jobs in enumerate(schedule(args.rounds, first_day), start=1):
         for contender, k in jobs:
             samples[contender].append(job(spec, contender, k))
-            built["bare" if contender == "bare" else "incr"].append(k)
+            built[home_of(contender)].append(k)
         print(f"# round {number}: " + ", ".join(f"{c} {samples[c][-1]:.2f} s" for c, _ in jobs), file=sys.stderr)
     for tool, days in built.items():
         check(spec, tool, days)

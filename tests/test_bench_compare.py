@@ -146,3 +146,17 @@ def test_a_cold_process_finds_the_java_runtime_and_its_interpreters_packages_rea
     assert spec.data in roots and spec.home("incr") / "metastore_db" in roots
     assert any((root / "lib" / "modules").is_file() for root in roots)  # the JDK's class library
     assert any((root / "pyspark").is_dir() and (root / "sqlglot").is_dir() for root in roots)  # site-packages
+
+
+def test_reading_through_reads_a_root_inside_another_root_once(tmp_path, monkeypatch):
+    common = load("peers/common")
+    (tmp_path / "site" / "pyspark").mkdir(parents=True)
+    (tmp_path / "site" / "pyspark" / "spark.jar").write_bytes(b"x")
+    (tmp_path / "site" / "pyarrow.so").write_bytes(b"y")
+    opened = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k))
+
+    common.read_through(tmp_path / "site" / "pyspark", tmp_path / "site", tmp_path / "site")
+
+    assert sorted(opened) == ["pyarrow.so", "spark.jar"]

@@ -464,6 +464,18 @@ def cold(tool: Tool, workload: str, arg: int) -> None:
     tool.check({"b": "a", "c": "a"}.get(workload, workload), newest)
 
 
+def ready(tool_class: type[Tool], spec: Spec, extra: Callable[[Any], Any] | None = None) -> Tool:
+    """A contender in this process, set up: in its home, its session made, the sources registered."""
+    home = spec.home(tool_class.name).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.chdir(home)  # derby.log, spark-warehouse and the peers' own files stay in the contender's home
+    spark = session(spec, tool_class.name, extra)
+    register_sources(spark, spec)
+    tool = tool_class(spark, spec)
+    tool.setup()
+    return tool
+
+
 def main(tool_class: type[Tool], extra: Callable[[Any], Any] | None = None) -> None:
     """``run_<tool>.py --spec FILE warm`` or ``... cold WORKLOAD [ARG]``."""
     parser = argparse.ArgumentParser()
@@ -476,13 +488,7 @@ def main(tool_class: type[Tool], extra: Callable[[Any], Any] | None = None) -> N
     if args.mode == "versions":
         emit(tool=tool_class.name, versions=tool_class.versions())
         return
-    home = spec.home(tool_class.name).resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    os.chdir(home)  # derby.log, spark-warehouse and the peers' own files stay in the contender's home
-    spark = session(spec, tool_class.name, extra)
-    register_sources(spark, spec)
-    tool = tool_class(spark, spec)
-    tool.setup()
+    tool = ready(tool_class, spec, extra)
     emit(tool=tool.name, mode=args.mode, event="ready")
     if args.mode == "warm":
         warm(tool)
@@ -508,7 +514,10 @@ def read_through(*roots: Path) -> None:
     or its Spark jars from disk then depended on how long ago another contender had read them: the events'
     493 MB took 4.0 s to read after a long idle, 0.14 s right after, 1.2 s after 150 s.
     """
-    for root in roots:
+    resolved = [Path(root).resolve() for root in roots]
+    for root in dict.fromkeys(resolved):
+        if any(other != root and other in root.parents for other in resolved):
+            continue  # read with the root holding it (pyspark inside the site-packages)
         for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
             if path.is_file():
                 with path.open("rb") as f:
@@ -526,11 +535,15 @@ def java_home() -> Path:
     return Path(java).resolve().parents[1] if java else Path("/nonexistent-java-home")
 
 
-def own_site_packages() -> Path:
-    """This interpreter's site-packages (pyspark, pyarrow, sqlglot, the tool), to read through."""
+def own_reads(spec: Spec, tool: str) -> tuple[Path, ...]:
+    """What a fresh process of this interpreter reads for ``tool``, to read through: the data, pyspark (Spark's
+    jars), the site-packages, the Java runtime and the tool's metastore."""
     import sysconfig
 
-    return Path(sysconfig.get_paths()["purelib"])
+    import pyspark
+
+    return (spec.data, Path(pyspark.__file__).resolve().parent, Path(sysconfig.get_paths()["purelib"]), java_home(),
+            spec.home(tool) / "metastore_db")
 
 
 def save_samples(prefix: str, record: dict) -> Path:
