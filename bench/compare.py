@@ -263,7 +263,8 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of every step")
     parser.add_argument("--rows", type=int)
-    parser.add_argument("--cold-reps", type=int, default=3, help="cold processes per daily step (b, c, e)")
+    parser.add_argument("--cold-reps", type=int, default=5,
+                        help="cold processes per daily step (b, c, e); five since the twenty-first run")
     parser.add_argument("--cold-f", type=int, default=0, help="cold processes of an SCD2 snapshot (f; at most 3)")
     parser.add_argument("--cold-backfills", type=int, default=0, help="cold processes per backfill a")
     parser.add_argument("--cold-d", type=int, default=0,
