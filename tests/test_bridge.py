@@ -535,6 +535,25 @@ def test_a_worker_that_cannot_start_with_the_session_fails_the_first_call_not_th
     assert "FAILED_TO_LOAD_ROUTINE" not in done.stderr
 
 
+def test_a_call_that_waited_for_a_worker_start_that_timed_out_fails_with_it_and_starts_no_second_python(tmp_path):
+    # A "python" that never registers: the start made with the session times out while the CALL waits for it.
+    launches = tmp_path / "launches"
+    hanging = tmp_path / "hanging-python"
+    hanging.write_text(f"#!/bin/sh\necho launched >> {launches}\nexec sleep 300\n")
+    hanging.chmod(0o755)
+    argv = spark_sql_command(tmp_path / "home", ["--conf", f"spark.incr.python={hanging}",
+                                                 "--conf", "spark.incr.worker.startTimeout=15",
+                                                 "-e", "CALL incr.version()"])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+    assert done.returncode != 0
+    [refusal] = [line for line in done.stderr.splitlines() if line.startswith("[INCR_BRIDGE_FAILED]")]
+    assert refusal == (f"[INCR_BRIDGE_FAILED] the Python worker ({hanging} -m pyspark_incr.bridge.worker) did not "
+                       "register within 15 s (spark.incr.worker.startTimeout); check that spark.incr.python is a "
+                       "python that has pyspark-incr installed (its last output below) SQLSTATE: 58000")
+    assert launches.read_text().splitlines() == ["launched"], done.stderr[-3000:]  # one wait of 15 s, not two
+
+
 class _Cli:
     """An interactive spark-sql fed statement by statement over stdin."""
 

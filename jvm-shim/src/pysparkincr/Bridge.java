@@ -48,6 +48,11 @@ public final class Bridge {
   private static volatile Process worker;
   /** Guarded by LOCK: a thread is starting the worker; another that needs one waits for that start. */
   private static boolean starting;
+  /**
+   * Guarded by LOCK: why the last start failed when it timed out, else null. A thread that waited for that
+   * start fails with it rather than waiting a whole timeout again for a Python that hangs.
+   */
+  private static String timedOut;
   private static final AtomicBoolean earlyStart = new AtomicBoolean();
   private static Handler registryOf;
   private static Registry registry;
@@ -86,9 +91,10 @@ public final class Bridge {
     Handler h = handler;
     if (h != null && (inProcess || isAlive(worker))) return h;
     synchronized (LOCK) {
-      awaitStart();
+      boolean waited = awaitStart();
       if (handler != null && (inProcess || isAlive(worker))) return handler;
       handler = null;
+      refuseAfterTimeout(waited);
       SparkSession session = SparkSession.active();
       return startWorker(session.conf()::get, session.sparkContext().getConf());
     }
@@ -120,8 +126,9 @@ public final class Bridge {
       if (found.isEmpty()) return;
       SparkConf conf = found.get().sparkContext().getConf();
       synchronized (LOCK) {
-        awaitStart();
-        if (handler != null) return;
+        boolean waited = awaitStart();
+        // a CALL's start under way that timed out: that CALL failed with it, a second Python would hang too
+        if (handler != null || waited && timedOut != null) return;
         startWorker(conf::get, conf); // launch settings: the session's own are not built yet
       }
     } catch (InterruptedException e) {
@@ -132,14 +139,24 @@ public final class Bridge {
     }
   }
 
-  /** Waits (holding LOCK on return) while another thread is starting the worker. */
-  private static void awaitStart() {
+  /** Waits (holding LOCK on return) while another thread is starting the worker; true when it waited. */
+  private static boolean awaitStart() {
+    boolean waited = starting;
     try {
       while (starting) LOCK.wait(100);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw failed("interrupted while waiting for the Python worker to start", e);
     }
+    return waited;
+  }
+
+  /**
+   * Called holding LOCK with no worker: after waiting for a start that timed out, fail with its error. A
+   * start that failed at once (a python that exits) is made again, so the caller sees what went wrong.
+   */
+  private static void refuseAfterTimeout(boolean waited) {
+    if (waited && timedOut != null) throw failed(timedOut, null);
   }
 
   /**
@@ -216,6 +233,7 @@ public final class Bridge {
     String python = setting.apply(PYTHON_CONF, System.getenv().getOrDefault("PYSPARK_PYTHON", "python3"));
     long timeoutMs = 1000L * timeoutSeconds(setting.apply(TIMEOUT_CONF, TIMEOUT));
     starting = true;
+    timedOut = null;
     try {
       return launch(python, timeoutMs, conf);
     } finally {
@@ -252,12 +270,15 @@ public final class Bridge {
     try {
       while (handler == null && p.isAlive() && System.currentTimeMillis() < deadline) LOCK.wait(100);
       if (handler == null) {
-        String why = p.isAlive() ? "did not register within " + timeoutMs / 1000 + " s (" + TIMEOUT_CONF + ")"
+        boolean hung = p.isAlive();
+        String why = hung ? "did not register within " + timeoutMs / 1000 + " s (" + TIMEOUT_CONF + ")"
             : "exited with code " + p.exitValue();
         stopWorker();
         pump.join(2000);
-        throw failed("the Python worker (" + python + " -m pyspark_incr.bridge.worker) " + why + "; check that "
-            + PYTHON_CONF + " is a python that has pyspark-incr installed (its last output below)\n" + tailText(), null);
+        String text = "the Python worker (" + python + " -m pyspark_incr.bridge.worker) " + why + "; check that "
+            + PYTHON_CONF + " is a python that has pyspark-incr installed (its last output below)\n" + tailText();
+        if (hung) timedOut = text;
+        throw failed(text, null);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
