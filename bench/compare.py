@@ -45,7 +45,7 @@ PEERS = HERE / "peers"
 OUT = HERE / "out"
 sys.path.insert(0, str(PEERS))
 
-from common import LOCKSTEP, Spec, compiled_as_installed, java_home, read_through  # noqa: E402
+from common import LOCKSTEP, Spec, compiled_as_installed, process_reads, read_through  # noqa: E402
 
 TOOLS = ("bare", "incr", "sqlmesh", "dbt")
 WORKLOADS = {
@@ -183,8 +183,7 @@ def cold_steps(tools: list[str], spec: Spec, spec_path: Path, cold: dict[str, in
         for tool in turn[number % max(1, len(turn)):] + turn[:number % max(1, len(turn))]:
             print(f"# {tool}: cold {workload} {arg}", file=sys.stderr, flush=True)
             # what the process reads, in the page cache for every contender alike (common.read_through)
-            read_through(spec.data, spark_home(tool), site_packages(tool), java_home(),
-                         spec.home(tool) / "metastore_db")
+            read_through(*process_reads(spec, tool, packages(tool)))
             started, records = launch(tool, spec_path, OUT / f"{tool}.log", "cold", workload, str(arg))
             for r in records:
                 if "seconds" in r:  # the whole process up to the end of the step, minus the reset before it
@@ -195,18 +194,12 @@ def cold_steps(tools: list[str], spec: Spec, spec_path: Path, cold: dict[str, in
 
 
 @functools.cache
-def spark_home(tool: str) -> Path:
-    """The pyspark package (Spark's jars) a contender's interpreter loads."""
-    code = "import os, pyspark; print(os.path.dirname(pyspark.__file__))"
-    return Path(subprocess.run([python_of(tool), "-c", code], stdout=subprocess.PIPE, text=True, check=True).stdout.strip())
-
-
-@functools.cache
-def site_packages(tool: str) -> Path:
-    """The site-packages of a contender's interpreter: the Python it imports (pyarrow, sqlglot, the tool)."""
-    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    found = subprocess.run([python_of(tool), "-c", code], stdout=subprocess.PIPE, text=True, check=True)
-    return Path(found.stdout.strip())
+def packages(tool: str) -> tuple[Path, ...]:
+    """``common.interpreter_packages`` of a contender's interpreter: its pyspark (Spark's jars) and site-packages."""
+    code = (f"import sys; sys.path.insert(0, {str(PEERS)!r}); import common; "
+            "print(*common.interpreter_packages(), sep='\\n')")
+    found = subprocess.run([python_of(tool), "-c", code], stdout=subprocess.PIPE, text=True, check=True).stdout
+    return tuple(Path(line) for line in found.splitlines())
 
 
 def versions(tool: str, spec_path: Path) -> dict[str, str]:

@@ -535,15 +535,24 @@ def java_home() -> Path:
     return Path(java).resolve().parents[1] if java else Path("/nonexistent-java-home")
 
 
-def own_reads(spec: Spec, tool: str) -> tuple[Path, ...]:
-    """What a fresh process of this interpreter reads for ``tool``, to read through: the data, pyspark (Spark's
-    jars), the site-packages, the Java runtime and the tool's metastore."""
+def process_reads(spec: Spec, tool: str, packages: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What a fresh process of ``tool`` reads, to read through: the data, ``packages`` (its interpreter's, as
+    :func:`interpreter_packages` names them), the Java runtime and the tool's metastore."""
+    return (spec.data, *packages, java_home(), spec.home(tool) / "metastore_db")
+
+
+def interpreter_packages() -> tuple[Path, Path]:
+    """This interpreter's pyspark package (Spark's jars) and site-packages (pyarrow, sqlglot, the tool)."""
     import sysconfig
 
     import pyspark
 
-    return (spec.data, Path(pyspark.__file__).resolve().parent, Path(sysconfig.get_paths()["purelib"]), java_home(),
-            spec.home(tool) / "metastore_db")
+    return Path(pyspark.__file__).resolve().parent, Path(sysconfig.get_paths()["purelib"])
+
+
+def own_reads(spec: Spec, tool: str) -> tuple[Path, ...]:
+    """:func:`process_reads` of a fresh process of this interpreter."""
+    return process_reads(spec, tool, interpreter_packages())
 
 
 def save_samples(prefix: str, record: dict) -> Path:

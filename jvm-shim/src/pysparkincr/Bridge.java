@@ -94,7 +94,7 @@ public final class Bridge {
       boolean waited = awaitStart();
       if (handler != null && (inProcess || isAlive(worker))) return handler;
       handler = null;
-      refuseAfterTimeout(waited);
+      if (waitedForTimeout(waited)) throw failed(timedOut, null);
       SparkSession session = SparkSession.active();
       return startWorker(session.conf()::get, session.sparkContext().getConf());
     }
@@ -128,7 +128,7 @@ public final class Bridge {
       synchronized (LOCK) {
         boolean waited = awaitStart();
         // a CALL's start under way that timed out: that CALL failed with it, a second Python would hang too
-        if (handler != null || waited && timedOut != null) return;
+        if (handler != null || waitedForTimeout(waited)) return;
         startWorker(conf::get, conf); // launch settings: the session's own are not built yet
       }
     } catch (InterruptedException e) {
@@ -152,11 +152,12 @@ public final class Bridge {
   }
 
   /**
-   * Called holding LOCK with no worker: after waiting for a start that timed out, fail with its error. A
-   * start that failed at once (a python that exits) is made again, so the caller sees what went wrong.
+   * Called holding LOCK with no worker: whether the start the caller {@code waited} for timed out, so it must
+   * not start another ({@link #timedOut} says why). A start that failed at once (a python that exits) is made
+   * again, so the caller sees what went wrong.
    */
-  private static void refuseAfterTimeout(boolean waited) {
-    if (waited && timedOut != null) throw failed(timedOut, null);
+  private static boolean waitedForTimeout(boolean waited) {
+    return waited && timedOut != null;
   }
 
   /**
